@@ -1,0 +1,3 @@
+module github.com/flightrec/flightrec
+
+go 1.26.8

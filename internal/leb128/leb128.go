@@ -1,0 +1,88 @@
+package leb128
+
+import "errors"
+
+// MaxLen is the longest encoding of a 64-bit value.
+const MaxLen = 9
+
+// ErrTruncated reports a varint that runs past the end of its buffer.
+var ErrTruncated = errors.New("truncated varint")
+
+// Uvarint decodes the varint at the start of b. It returns the value and the
+// number of bytes read; n is 0 when b ends before the varint does.
+func Uvarint(b []byte) (v uint64, n int) {
+	// Fast path for the common one-byte case.
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	for i := 0; i < 8; i++ {
+		if i >= len(b) {
+			return 0, 0
+		}
+		c := b[i]
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v, i + 1
+		}
+	}
+	if len(b) < 9 {
+		return 0, 0
+	}
+	return v | uint64(b[8])<<56, 9
+}
+
+// Len returns the number of bytes of the minimal encoding of v.
+func Len(v uint64) int {
+	n := 1
+	for v >= 0x80 && n < MaxLen {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// AppendUvarint appends the minimal encoding of v to dst.
+func AppendUvarint(dst []byte, v uint64) []byte {
+	for i := 0; i < 8; i++ {
+		if v < 0x80 {
+			return append(dst, byte(v))
+		}
+		dst = append(dst, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(dst, byte(v))
+}
+
+// PutPadded writes v into b as a varint that fills all of b exactly, so a size
+// reserved in advance can be patched in place. len(b) must be between 1 and 9;
+// v must fit in 7*len(b) bits (8 more for the ninth byte).
+func PutPadded(b []byte, v uint64) {
+	last := len(b) - 1
+	for i := 0; i < last; i++ {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+	}
+	if last == 8 {
+		b[last] = byte(v)
+	} else {
+		b[last] = byte(v) & 0x7f
+	}
+}
+
+// PaddedMax returns the largest value that PutPadded can store in n bytes.
+func PaddedMax(n int) uint64 {
+	if n >= MaxLen {
+		return ^uint64(0)
+	}
+	return 1<<(7*uint(n)) - 1
+}
+
+// SelfSize returns the minimal self-inclusive size of a record whose content
+// after the size field is payload bytes long: n such that Len(n)+payload == n.
+func SelfSize(payload uint64) uint64 {
+	n := payload + 1
+	for uint64(Len(n))+payload != n {
+		n = payload + uint64(Len(n))
+	}
+	return n
+}

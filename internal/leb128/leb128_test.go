@@ -1,0 +1,84 @@
+package leb128
+
+import (
+	"math"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	values := []uint64{0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 1<<28 - 1, 1 << 28, 1<<56 - 1, 1 << 56, math.MaxUint32, math.MaxUint64}
+	for _, v := range values {
+		b := AppendUvarint(nil, v)
+		if len(b) != Len(v) {
+			t.Errorf("Len(%#x) = %d, encoding has %d bytes", v, Len(v), len(b))
+		}
+		got, n := Uvarint(b)
+		if got != v || n != len(b) {
+			t.Errorf("Uvarint(AppendUvarint(%#x)) = %#x, %d; want %d bytes", v, got, n, len(b))
+		}
+		if _, n := Uvarint(b[:len(b)-1]); n != 0 {
+			t.Errorf("truncated encoding of %#x decoded with n=%d", v, n)
+		}
+	}
+	if l := Len(math.MaxUint64); l != 9 {
+		t.Errorf("Len(max) = %d, want 9 (JFR's ninth byte holds 8 bits)", l)
+	}
+}
+
+// The examples come from jfr-format.md §2.2, as seen in JDK 17 files.
+func TestPaddedExamples(t *testing.T) {
+	cases := []struct {
+		b    []byte
+		want uint64
+	}{
+		{[]byte{0xdf, 0x80, 0x80, 0x00}, 95},
+		{[]byte{0x82, 0x80, 0x80, 0x00}, 2},
+		{[]byte{0xb6, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, 182},
+		{[]byte{0xff, 0xff, 0xff, 0xff, 0x0f}, 0xffffffff}, // int -1
+	}
+	for _, c := range cases {
+		got, n := Uvarint(c.b)
+		if got != c.want || n != len(c.b) {
+			t.Errorf("Uvarint(% x) = %d, %d; want %d, %d", c.b, got, n, c.want, len(c.b))
+		}
+	}
+	for width := 1; width <= 9; width++ {
+		b := make([]byte, width)
+		for _, v := range []uint64{0, 95, PaddedMax(width)} {
+			PutPadded(b, v)
+			got, n := Uvarint(b)
+			if got != v || n != width {
+				t.Errorf("width %d: PutPadded(%d) decodes to %d in %d bytes", width, v, got, n)
+			}
+		}
+	}
+}
+
+func TestSelfSize(t *testing.T) {
+	for _, payload := range []uint64{0, 1, 125, 126, 127, 128, 16380, 16381, 16382, 16383, 1<<28 - 3, 1 << 28, 300 << 20} {
+		n := SelfSize(payload)
+		if uint64(Len(n))+payload != n {
+			t.Errorf("SelfSize(%d) = %d, not self-consistent", payload, n)
+		}
+		if n > 1 && uint64(Len(n-1))+payload == n-1 {
+			t.Errorf("SelfSize(%d) = %d is not minimal", payload, n)
+		}
+	}
+}
+
+func FuzzUvarint(f *testing.F) {
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, n := Uvarint(b)
+		if n == 0 {
+			return
+		}
+		if n > len(b) || n > MaxLen {
+			t.Fatalf("n = %d for %d bytes", n, len(b))
+		}
+		if m := Len(v); m > n {
+			t.Fatalf("minimal length %d exceeds consumed %d", m, n)
+		}
+	})
+}

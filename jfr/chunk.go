@@ -1,0 +1,303 @@
+package jfr
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// HeaderSize is the size of a chunk header in bytes.
+const HeaderSize = 68
+
+// Magic starts every chunk.
+var Magic = [4]byte{'F', 'L', 'R', 0}
+
+// Header flag bits (byte 67 of the chunk header).
+const (
+	FlagCompressedInts = 1 << 0
+	FlagFinalChunk     = 1 << 1
+)
+
+// Header is the fixed 68-byte header at the start of every chunk. Offsets
+// are relative to the start of the chunk.
+type Header struct {
+	Major, Minor       uint16
+	Size               int64 // the whole chunk, header included
+	ConstantPoolOffset int64 // the most recent checkpoint; 0 if none
+	MetadataOffset     int64
+	StartNanos         int64 // wall clock at chunk start, ns since the Unix epoch
+	DurationNanos      int64
+	StartTicks         int64
+	TicksPerSecond     int64
+	State              uint8  // 0 finished; 1..254 in progress; 255 being rewritten
+	Flags              uint16 // FlagCompressedInts | FlagFinalChunk
+}
+
+// Finished tells whether the chunk was closed by its writer.
+func (h *Header) Finished() bool { return h.State == 0 }
+
+// parseHeader decodes and validates a chunk header.
+func parseHeader(b []byte) (Header, error) {
+	var h Header
+	if [4]byte(b[:4]) != Magic {
+		return h, ErrNotJFR
+	}
+	be := binary.BigEndian
+	h.Major, h.Minor = be.Uint16(b[4:]), be.Uint16(b[6:])
+	h.Size = int64(be.Uint64(b[8:]))
+	h.ConstantPoolOffset = int64(be.Uint64(b[16:]))
+	h.MetadataOffset = int64(be.Uint64(b[24:]))
+	h.StartNanos = int64(be.Uint64(b[32:]))
+	h.DurationNanos = int64(be.Uint64(b[40:]))
+	h.StartTicks = int64(be.Uint64(b[48:]))
+	h.TicksPerSecond = int64(be.Uint64(b[56:]))
+	h.State = b[64]
+	h.Flags = be.Uint16(b[66:])
+	if h.Major != 1 && h.Major != 2 {
+		return h, fmt.Errorf("%w %d.%d: only Flight Recorder files of version 1.x and 2.x are supported", ErrVersion, h.Major, h.Minor)
+	}
+	if h.Size < HeaderSize {
+		return h, fmt.Errorf("chunk size %d is smaller than the header", h.Size)
+	}
+	if h.State == 255 {
+		return h, errors.New("chunk header is being rewritten (state 255)")
+	}
+	for _, off := range []struct {
+		name string
+		v    int64
+	}{{"constant pool", h.ConstantPoolOffset}, {"metadata", h.MetadataOffset}} {
+		if off.v != 0 && (off.v < HeaderSize || off.v >= h.Size) {
+			return h, fmt.Errorf("%s offset %d outside the chunk (size %d)", off.name, off.v, h.Size)
+		}
+	}
+	if h.MetadataOffset == 0 {
+		return h, errors.New("no metadata in chunk (metadata offset 0)")
+	}
+	if h.TicksPerSecond <= 0 {
+		return h, fmt.Errorf("invalid ticks per second %d", h.TicksPerSecond)
+	}
+	return h, nil
+}
+
+// Chunk is one self-contained chunk of a recording: its header, metadata and
+// constant pools. It is valid until the reader moves to the next chunk.
+type Chunk struct {
+	Index    int   // position in the file, from 0
+	Offset   int64 // byte offset of the chunk in the file
+	Header   Header
+	Metadata *Metadata
+
+	data  []byte // the chunk, header included
+	pools *pools
+	clock Clock
+}
+
+// Clock converts tick values to wall-clock time and durations.
+type Clock struct {
+	StartNanos     int64
+	StartTicks     int64
+	TicksPerSecond int64
+}
+
+// ClockOf returns the clock given by a chunk header.
+func ClockOf(h *Header) Clock {
+	return Clock{StartNanos: h.StartNanos, StartTicks: h.StartTicks, TicksPerSecond: h.TicksPerSecond}
+}
+
+// Nanos converts a tick timestamp to nanoseconds since the Unix epoch,
+// rounding toward zero as the JDK does.
+func (c Clock) Nanos(ticks int64) int64 {
+	if c.TicksPerSecond == 1e9 {
+		return c.StartNanos + (ticks - c.StartTicks)
+	}
+	return c.StartNanos + int64(float64(ticks-c.StartTicks)/(float64(c.TicksPerSecond)/1e9))
+}
+
+// Time converts a tick timestamp to a time.Time.
+func (c Clock) Time(ticks int64) time.Time { return time.Unix(0, c.Nanos(ticks)).UTC() }
+
+// Duration converts a tick timespan to a duration, rounding toward zero.
+func (c Clock) Duration(ticks int64) time.Duration {
+	if c.TicksPerSecond == 1e9 {
+		return time.Duration(ticks)
+	}
+	return time.Duration(float64(ticks) / (float64(c.TicksPerSecond) / 1e9))
+}
+
+// Clock returns the clock used to convert this chunk's ticks. Like the JDK's
+// reader, it is the first chunk's clock unless the reader was told to use
+// each chunk's own header (ReaderOptions.PerChunkClock).
+func (c *Chunk) Clock() Clock { return c.clock }
+
+// StartTime returns the chunk's start from its header.
+func (c *Chunk) StartTime() time.Time { return time.Unix(0, c.Header.StartNanos).UTC() }
+
+// Constant returns the constant with the given key from the pool of class t.
+func (c *Chunk) Constant(t *Class, key uint64) (Value, bool) {
+	return c.pools.lookup(t, key)
+}
+
+// PoolKeys calls fn for every constant of class t, in no particular order.
+func (c *Chunk) PoolKeys(t *Class, fn func(key uint64, v Value)) {
+	p := c.pools.byClass[t]
+	if p == nil {
+		return
+	}
+	for k, i := range p.index {
+		fn(k, p.vals[i])
+	}
+}
+
+// PoolClasses returns the classes that have a constant pool in this chunk.
+func (c *Chunk) PoolClasses() []*Class {
+	var out []*Class
+	for _, cl := range c.Metadata.Classes {
+		if c.pools.byClass[cl] != nil {
+			out = append(out, cl)
+		}
+	}
+	return out
+}
+
+// pools holds a chunk's constant pools, keyed by class.
+type pools struct {
+	byClass     map[*Class]*pool
+	stringClass *Class
+}
+
+type pool struct {
+	index map[uint64]int32
+	vals  []Value
+}
+
+func (p *pools) lookup(c *Class, key uint64) (Value, bool) {
+	if p == nil {
+		return Value{}, false
+	}
+	pl := p.byClass[c]
+	if pl == nil {
+		return Value{}, false
+	}
+	i, ok := pl.index[key]
+	if !ok {
+		return Value{}, false
+	}
+	return pl.vals[i], true
+}
+
+// CheckpointInfo describes one checkpoint record.
+type checkpointHeader struct {
+	startTicks, durationTicks int64
+	delta                     int64
+	typeMask                  byte
+}
+
+// readPools walks the checkpoint chain back from the header's constant-pool
+// offset and decodes every pool. Where a key is defined twice, the later
+// checkpoint wins.
+func (c *Chunk) readPools(opts *ReaderOptions) error {
+	md := c.Metadata
+	c.pools = &pools{byClass: make(map[*Class]*pool), stringClass: md.ClassByName(TypeString)}
+	ar := &arena{keep: true}
+	off := c.Header.ConstantPoolOffset
+	seen := 0
+	for off != 0 {
+		seen++
+		if seen > opts.maxCheckpoints() {
+			return c.errorAt(off, fmt.Errorf("%w: more than %d checkpoints in the chain", ErrLimit, opts.maxCheckpoints()))
+		}
+		d, typ, err := c.record(off)
+		if err != nil {
+			return err
+		}
+		if typ != 1 {
+			return c.errorAt(off, fmt.Errorf("expected a checkpoint record (type 1), found type %d", typ))
+		}
+		var h checkpointHeader
+		h.startTicks = int64(d.uvarint())
+		h.durationTicks = int64(d.uvarint())
+		h.delta = int64(d.uvarint())
+		h.typeMask = d.byte1()
+		n := d.count(2)
+		for i := 0; i < n && d.err == nil; i++ {
+			start := d.pos
+			id := int64(d.uvarint())
+			cl := md.Class(id)
+			if cl == nil {
+				if d.err == nil {
+					return c.errorAt(off+int64(start), fmt.Errorf("constant pool of type %d: type is not defined", id))
+				}
+				break
+			}
+			cnt := d.count(1)
+			p := c.pools.byClass[cl]
+			if p == nil {
+				p = &pool{index: make(map[uint64]int32, cnt)}
+				c.pools.byClass[cl] = p
+			}
+			for j := 0; j < cnt && d.err == nil; j++ {
+				key := d.uvarint()
+				var v Value
+				d.value(cl, &v, ar)
+				if _, dup := p.index[key]; dup {
+					continue
+				}
+				p.index[key] = int32(len(p.vals))
+				p.vals = append(p.vals, v)
+			}
+		}
+		if d.err != nil {
+			return c.errorAt(off+int64(d.pos), fmt.Errorf("checkpoint: %w", d.err))
+		}
+		if d.pos != len(d.b) {
+			return c.errorAt(off+int64(d.pos), fmt.Errorf("checkpoint content ends at %d of %d bytes", d.pos, len(d.b)))
+		}
+		if h.delta == 0 {
+			break
+		}
+		next := off + h.delta
+		if h.delta > 0 || next < HeaderSize {
+			return c.errorAt(off, fmt.Errorf("checkpoint delta %d does not point to an earlier checkpoint", h.delta))
+		}
+		off = next
+	}
+	return nil
+}
+
+// record returns a decoder over the record at chunk offset off, positioned
+// after its type id, and the type id.
+func (c *Chunk) record(off int64) (*decoder, int64, error) {
+	size, typ, hdr, err := recordHeader(c.data, off)
+	if err != nil {
+		return nil, 0, c.errorAt(off, err)
+	}
+	d := &decoder{b: c.data[off+int64(hdr) : off+size], pools: c.pools}
+	return d, typ, nil
+}
+
+// recordHeader reads the size and type id of the record at off in data.
+// hdr is the number of bytes the two varints take.
+func recordHeader(data []byte, off int64) (size, typ int64, hdr int, err error) {
+	d := decoder{b: data, pos: int(off)}
+	usize := d.uvarint()
+	if d.err != nil {
+		return 0, 0, 0, fmt.Errorf("record size: %w", ErrTruncated)
+	}
+	if usize == 0 {
+		return 0, 0, 0, errors.New("record has zero size")
+	}
+	if usize > uint64(len(data))-uint64(off) {
+		return 0, 0, 0, fmt.Errorf("record size %d exceeds the %d bytes left in the chunk", usize, int64(len(data))-off)
+	}
+	d.b = data[:off+int64(usize)]
+	typ = int64(d.uvarint())
+	if d.err != nil {
+		return 0, 0, 0, fmt.Errorf("record of %d bytes too small for its type id", usize)
+	}
+	return int64(usize), typ, d.pos - int(off), nil
+}
+
+func (c *Chunk) errorAt(chunkOff int64, err error) error {
+	return &FormatError{Chunk: c.Index, Offset: c.Offset + chunkOff, Err: err}
+}

@@ -1,0 +1,323 @@
+package jfr
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// ReaderOptions bounds what a reader accepts. The zero value (or nil) gives
+// the defaults.
+type ReaderOptions struct {
+	// MaxChunkSize is the largest chunk accepted, in bytes. A chunk is held
+	// in memory while it is read; memory is allocated as the data arrives,
+	// never up front from a size read from the file. Default 16 GiB.
+	MaxChunkSize int64
+	// MaxCheckpoints bounds the length of a chunk's checkpoint chain.
+	// Default 1<<20.
+	MaxCheckpoints int
+	// PerChunkClock converts each chunk's ticks with its own header. By
+	// default the first chunk's clock is used for every chunk, as the JDK's
+	// reader (and so `jfr print`) does.
+	PerChunkClock bool
+}
+
+func (o *ReaderOptions) maxChunkSize() int64 {
+	if o == nil || o.MaxChunkSize <= 0 {
+		return 16 << 30
+	}
+	return o.MaxChunkSize
+}
+
+func (o *ReaderOptions) maxCheckpoints() int {
+	if o == nil || o.MaxCheckpoints <= 0 {
+		return 1 << 20
+	}
+	return o.MaxCheckpoints
+}
+
+// Reader reads a recording chunk by chunk from an io.Reader. Only the
+// current chunk is held in memory.
+type Reader struct {
+	r    io.Reader
+	opts ReaderOptions
+
+	buf      []byte
+	chunk    *Chunk // current chunk, nil before the first
+	next     int64  // file offset of the next chunk
+	pos      int64  // offset of the next record within the current chunk
+	index    int    // index of the next chunk
+	lastMeta *Metadata
+	clock    *Clock // first chunk's clock
+	err      error  // sticky
+	last     bool   // the current chunk is the last one to read
+}
+
+// NewReader returns a reader of the recording in r. opts may be nil.
+func NewReader(r io.Reader, opts *ReaderOptions) *Reader {
+	rd := &Reader{r: r}
+	if opts != nil {
+		rd.opts = *opts
+	}
+	return rd
+}
+
+// Chunk returns the current chunk, or nil before the first read.
+func (r *Reader) Chunk() *Chunk { return r.chunk }
+
+// Record locates one record of a chunk: an event, the metadata (type 0) or
+// a checkpoint (type 1).
+type Record struct {
+	TypeID int64
+	Offset int64 // byte offset in the file
+	Size   int64 // bytes, including the size field
+}
+
+// NextChunk skips what is left of the current chunk and loads the next one:
+// its header, metadata and constant pools. It returns io.EOF after the last
+// chunk.
+func (r *Reader) NextChunk() (*Chunk, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.last {
+		r.err = io.EOF
+		return nil, r.err
+	}
+	c, err := r.loadChunk()
+	if err != nil {
+		r.err = err
+		return nil, err
+	}
+	return c, nil
+}
+
+func (r *Reader) loadChunk() (*Chunk, error) {
+	off := r.next
+	idx := r.index
+	fail := func(at int64, err error) error {
+		return &FormatError{Chunk: idx, Offset: at, Err: err}
+	}
+	if cap(r.buf) < HeaderSize {
+		r.buf = make([]byte, HeaderSize, 1<<20)
+	}
+	r.buf = r.buf[:HeaderSize]
+	n, err := io.ReadFull(r.r, r.buf)
+	if err != nil {
+		if n == 0 && err == io.EOF {
+			if idx == 0 {
+				return nil, fail(off, errors.New("empty file: no chunk"))
+			}
+			return nil, io.EOF
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			if n < 4 || [4]byte(r.buf[:4]) != Magic {
+				return nil, fail(off, ErrNotJFR)
+			}
+			return nil, fail(off+int64(n), fmt.Errorf("%w: chunk header has %d of %d bytes", ErrTruncated, n, HeaderSize))
+		}
+		return nil, fail(off, err)
+	}
+	h, err := parseHeader(r.buf)
+	if err != nil {
+		return nil, fail(off, err)
+	}
+	if h.Size > r.opts.maxChunkSize() {
+		return nil, fail(off+8, fmt.Errorf("%w: chunk size %d exceeds the maximum %d", ErrLimit, h.Size, r.opts.maxChunkSize()))
+	}
+	if err := r.readBody(h.Size); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fail(off+int64(len(r.buf)), fmt.Errorf("%w: chunk of %d bytes ends after %d", ErrTruncated, h.Size, len(r.buf)))
+		}
+		return nil, fail(off+int64(len(r.buf)), err)
+	}
+	c := &Chunk{Index: idx, Offset: off, Header: h, data: r.buf}
+	if err := r.readMetadata(c); err != nil {
+		return nil, err
+	}
+	if r.clock == nil || r.opts.PerChunkClock {
+		ck := ClockOf(&h)
+		r.clock = &ck
+	}
+	c.clock = *r.clock
+	if err := c.readPools(&r.opts); err != nil {
+		return nil, err
+	}
+	r.chunk = c
+	r.pos = HeaderSize
+	r.next = off + h.Size
+	r.index++
+	// A chunk still being written is valid only up to its last flush: what
+	// follows is not a chunk.
+	if !h.Finished() {
+		r.last = true
+	}
+	return c, nil
+}
+
+// readBody reads the rest of a chunk of the given size into r.buf, growing
+// the buffer as data arrives so that a corrupt size cannot make the reader
+// allocate memory for data that is not there.
+func (r *Reader) readBody(size int64) error {
+	for int64(len(r.buf)) < size {
+		have := int64(len(r.buf))
+		want := min(size, max(2*have, 1<<20))
+		if int64(cap(r.buf)) < want {
+			nb := make([]byte, have, want)
+			copy(nb, r.buf)
+			r.buf = nb
+		}
+		r.buf = r.buf[:want]
+		n, err := io.ReadFull(r.r, r.buf[have:want])
+		r.buf = r.buf[:have+int64(n)]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reader) readMetadata(c *Chunk) error {
+	off := c.Header.MetadataOffset
+	d, typ, err := c.record(off)
+	if err != nil {
+		return err
+	}
+	if typ != 0 {
+		return c.errorAt(off, fmt.Errorf("expected the metadata record (type 0), found type %d", typ))
+	}
+	start := d.pos
+	d.uvarint()
+	d.uvarint()
+	id := int64(d.uvarint())
+	if d.err == nil && r.lastMeta != nil && r.lastMeta.ID == id {
+		c.Metadata = r.lastMeta
+		return nil
+	}
+	d.pos = start
+	md, err := parseMetadata(d)
+	if err != nil {
+		return c.errorAt(off+int64(d.pos), fmt.Errorf("metadata: %w", err))
+	}
+	c.Metadata = md
+	r.lastMeta = md
+	return nil
+}
+
+// ReadRecord returns the next record of the recording, moving to the next
+// chunk when the current one is done. It returns io.EOF at the end.
+func (r *Reader) ReadRecord() (Record, error) {
+	for {
+		if r.err != nil {
+			return Record{}, r.err
+		}
+		if r.chunk == nil || r.pos >= int64(len(r.chunk.data)) {
+			if _, err := r.NextChunk(); err != nil {
+				return Record{}, err
+			}
+			continue
+		}
+		c := r.chunk
+		size, typ, _, err := recordHeader(c.data, r.pos)
+		if err != nil {
+			r.err = c.errorAt(r.pos, err)
+			return Record{}, r.err
+		}
+		rec := Record{TypeID: typ, Offset: c.Offset + r.pos, Size: size}
+		r.pos += size
+		return rec, nil
+	}
+}
+
+// Event is one decoded event. Reuse an Event across ReadEvent calls to read
+// without allocating.
+type Event struct {
+	Type   *Class
+	Fields []Value // in the order of Type.Fields
+	Chunk  *Chunk
+	Offset int64 // byte offset of the record in the file
+	Size   int64 // bytes, including the size field
+
+	arena arena
+}
+
+// ReadEvent decodes the next event into ev. Metadata and checkpoint records
+// and events of types missing from the metadata are skipped. It returns
+// io.EOF at the end of the recording. ev's values are valid until the next
+// call.
+func (r *Reader) ReadEvent(ev *Event) error {
+	for {
+		rec, err := r.ReadRecord()
+		if err != nil {
+			return err
+		}
+		if rec.TypeID == 0 || rec.TypeID == 1 {
+			continue
+		}
+		c := r.chunk
+		cl := c.Metadata.Class(rec.TypeID)
+		if cl == nil {
+			continue
+		}
+		if err := c.decodeEvent(rec, cl, ev); err != nil {
+			r.err = err
+			return err
+		}
+		return nil
+	}
+}
+
+// decodeEvent decodes the fields of the record into ev.
+func (c *Chunk) decodeEvent(rec Record, cl *Class, ev *Event) error {
+	start := rec.Offset - c.Offset
+	b := c.data[start : start+rec.Size]
+	d := decoder{b: b, pools: c.pools}
+	d.uvarint() // size
+	d.uvarint() // type id
+	ev.arena.reset()
+	ev.Type, ev.Chunk, ev.Offset, ev.Size = cl, c, rec.Offset, rec.Size
+	fields := ev.arena.alloc(len(cl.Fields))
+	for i := range cl.Fields {
+		d.field(&cl.Fields[i], &fields[i], &ev.arena)
+	}
+	ev.Fields = fields
+	if d.err != nil {
+		return c.errorAt(start+int64(d.pos), fmt.Errorf("event %s: %w", cl.Name, d.err))
+	}
+	return nil
+}
+
+// Field returns the named field's value; ok is false if the type has no
+// such field.
+func (e *Event) Field(name string) (Value, bool) {
+	i := e.Type.FieldIndex(name)
+	if i < 0 {
+		return Value{}, false
+	}
+	return e.Fields[i], true
+}
+
+// StartTicks returns the event's start in ticks. Like the JDK, it takes the
+// first field, whatever its name.
+func (e *Event) StartTicks() int64 {
+	if len(e.Fields) == 0 {
+		return 0
+	}
+	return e.Fields[0].Int()
+}
+
+// DurationTicks returns the event's duration in ticks: the second field when
+// the type has a field named "duration" (the JDK's rule), else 0.
+func (e *Event) DurationTicks() int64 {
+	if len(e.Fields) < 2 || e.Type.FieldIndex("duration") < 0 {
+		return 0
+	}
+	return e.Fields[1].Int()
+}
+
+// StartTime returns the event's start as wall-clock time.
+func (e *Event) StartTime() time.Time { return e.Chunk.clock.Time(e.StartTicks()) }
+
+// Duration returns the event's duration.
+func (e *Event) Duration() time.Duration { return e.Chunk.clock.Duration(e.DurationTicks()) }

@@ -1,0 +1,80 @@
+package jfr
+
+import (
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"testing"
+)
+
+// openTestdata returns the decompressed bytes of a gzipped test recording.
+func openTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The event counts are those of the JDK's RecordingFile API (recordings
+// README and jfr-format.md §9).
+func TestReadJDKRecordings(t *testing.T) {
+	cases := []struct {
+		file           string
+		chunks, events int
+		records        int
+	}{
+		{"jdk17-sample.jfr.gz", 1, 236332, 236381},
+		{"jdk17-sample-multichunk.jfr.gz", 7, 214715, 214838},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			data := openTestdata(t, c.file)
+			r := NewReader(bytesReader(data), nil)
+			var ev Event
+			events := 0
+			for {
+				err := r.ReadEvent(&ev)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				events++
+			}
+			if events != c.events {
+				t.Errorf("events = %d, want %d", events, c.events)
+			}
+			if got := r.Chunk().Index + 1; got != c.chunks {
+				t.Errorf("chunks = %d, want %d", got, c.chunks)
+			}
+			r = NewReader(bytesReader(data), nil)
+			records := 0
+			for {
+				_, err := r.ReadRecord()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				records++
+			}
+			if records != c.records {
+				t.Errorf("records = %d, want %d", records, c.records)
+			}
+		})
+	}
+}
