@@ -1,0 +1,381 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Type is a class declared in a chunk's metadata.
+type Type struct {
+	ID          int64
+	Name        string
+	SuperType   string // SuperEvent, SuperAnnotation, or "" for other types
+	SimpleType  bool   // encoded exactly like its only field
+	Fields      []Field
+	Annotations []Annotation
+}
+
+// Field is a field of a Type. Type names the field's class.
+type Field struct {
+	Name         string
+	Type         string
+	Array        bool // dimension="1"
+	ConstantPool bool // a key into the pool of Type
+	Annotations  []Annotation
+}
+
+// Annotation is an annotation use. Values are the textual values: one for a
+// "value" attribute, several for an array value ("value-0", "value-1"...).
+type Annotation struct {
+	Type   string
+	Values []string
+	Array  bool
+}
+
+// Attrs returns the attribute names and values the metadata record carries
+// for the annotation, after its class attribute.
+func (a Annotation) Attrs() [][2]string {
+	var out [][2]string
+	for i, v := range a.Values {
+		k := "value"
+		if a.Array {
+			k = "value-" + strconv.Itoa(i)
+		}
+		out = append(out, [2]string{k, v})
+	}
+	return out
+}
+
+// Supertypes. They mark a class's role and are never declared themselves.
+const (
+	SuperEvent      = "jdk.jfr.Event"
+	SuperAnnotation = "java.lang.annotation.Annotation"
+)
+
+// Primitive class names.
+const (
+	Boolean = "boolean"
+	Char    = "char"
+	Float   = "float"
+	Double  = "double"
+	Byte    = "byte"
+	Short   = "short"
+	Int     = "int"
+	Long    = "long"
+	String  = "java.lang.String"
+)
+
+// Annotation class names.
+const (
+	Label          = "jdk.jfr.Label"
+	Description    = "jdk.jfr.Description"
+	Category       = "jdk.jfr.Category"
+	ContentType    = "jdk.jfr.ContentType"
+	Name           = "jdk.jfr.Name"
+	Experimental   = "jdk.jfr.Experimental"
+	Timestamp      = "jdk.jfr.Timestamp"
+	Timespan       = "jdk.jfr.Timespan"
+	DataAmount     = "jdk.jfr.DataAmount"
+	Percentage     = "jdk.jfr.Percentage"
+	Frequency      = "jdk.jfr.Frequency"
+	MemoryAddress  = "jdk.jfr.MemoryAddress"
+	Unsigned       = "jdk.jfr.Unsigned"
+	StackTraceAnno = "jdk.jfr.StackTrace"
+	Enabled        = "jdk.jfr.Enabled"
+	Threshold      = "jdk.jfr.Threshold"
+	Period         = "jdk.jfr.Period"
+	Relational     = "jdk.jfr.Relational"
+	TransitionFrom = "jdk.jfr.TransitionFrom"
+	TransitionTo   = "jdk.jfr.TransitionTo"
+)
+
+// Constant-pool type names.
+const (
+	Thread      = "java.lang.Thread"
+	ThreadGroup = "jdk.types.ThreadGroup"
+	Class       = "java.lang.Class"
+	ClassLoader = "jdk.types.ClassLoader"
+	Method      = "jdk.types.Method"
+	Symbol      = "jdk.types.Symbol"
+	Package     = "jdk.types.Package"
+	Module      = "jdk.types.Module"
+	StackTrace  = "jdk.types.StackTrace"
+	StackFrame  = "jdk.types.StackFrame"
+	FrameType   = "jdk.types.FrameType"
+	ThreadState = "jdk.types.ThreadState"
+)
+
+// Units of the Timestamp, Timespan and DataAmount annotations.
+const (
+	UnitTicks                  = "TICKS"
+	UnitMillisecondsSinceEpoch = "MILLISECONDS_SINCE_EPOCH"
+	UnitNanoseconds            = "NANOSECONDS"
+	UnitMicroseconds           = "MICROSECONDS"
+	UnitMilliseconds           = "MILLISECONDS"
+	UnitSeconds                = "SECONDS"
+	UnitBytes                  = "BYTES"
+	UnitBits                   = "BITS"
+)
+
+// FrameType descriptions with HotSpot's pool keys; JMC maps these exact
+// strings to its frame-type enum.
+var FrameTypes = []string{0: "Interpreted", 1: "JIT compiled", 2: "Inlined", 3: "Native"}
+
+// FirstUserID is the smallest id given to types declared outside this
+// table; every built-in id is below it.
+const FirstUserID = 1000
+
+// Names of the implicit event fields.
+const (
+	FieldStartTime   = "startTime"
+	FieldDuration    = "duration"
+	FieldEventThread = "eventThread"
+	FieldStackTrace  = "stackTrace"
+)
+
+func label(s string) Annotation { return Annotation{Type: Label, Values: []string{s}} }
+
+func desc(s string) Annotation { return Annotation{Type: Description, Values: []string{s}} }
+
+// contentType marks an annotation class as a content type. Without it `jfr
+// print` shows values without units (1024 instead of 1.0 kB).
+var contentType = []Annotation{{Type: ContentType}}
+
+func f(name, typ, lbl string, more ...Annotation) Field {
+	return Field{Name: name, Type: typ, Annotations: append([]Annotation{label(lbl)}, more...)}
+}
+
+func cp(name, typ, lbl string, more ...Annotation) Field {
+	fd := f(name, typ, lbl, more...)
+	fd.ConstantPool = true
+	return fd
+}
+
+func value(typ string) []Field { return []Field{{Name: "value", Type: typ}} }
+
+// Types is the table: primitives (ids 10–18), annotations (100–), and
+// constant-pool types (200–), in declaration order.
+var Types = []Type{
+	{ID: 10, Name: Boolean},
+	{ID: 11, Name: Char},
+	{ID: 12, Name: Float},
+	{ID: 13, Name: Double},
+	{ID: 14, Name: Byte},
+	{ID: 15, Name: Short},
+	{ID: 16, Name: Int},
+	{ID: 17, Name: Long},
+	{ID: 18, Name: String},
+
+	{ID: 100, Name: ContentType, SuperType: SuperAnnotation},
+	{ID: 101, Name: Label, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 102, Name: Description, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 103, Name: Category, SuperType: SuperAnnotation, Fields: []Field{{Name: "value", Type: String, Array: true}}},
+	{ID: 104, Name: Name, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 105, Name: Experimental, SuperType: SuperAnnotation},
+	{ID: 106, Name: Timestamp, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
+	{ID: 107, Name: Timespan, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
+	{ID: 108, Name: DataAmount, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
+	{ID: 109, Name: Percentage, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 110, Name: Frequency, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 111, Name: MemoryAddress, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 112, Name: Unsigned, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 113, Name: StackTraceAnno, SuperType: SuperAnnotation, Fields: value(Boolean)},
+	{ID: 114, Name: Enabled, SuperType: SuperAnnotation, Fields: value(Boolean)},
+	{ID: 115, Name: Threshold, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 116, Name: Period, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 117, Name: Relational, SuperType: SuperAnnotation},
+	{ID: 118, Name: TransitionFrom, SuperType: SuperAnnotation},
+	{ID: 119, Name: TransitionTo, SuperType: SuperAnnotation},
+
+	{ID: 200, Name: Thread, Annotations: []Annotation{label("Thread")}, Fields: []Field{
+		f("osName", String, "OS Thread Name"),
+		f("osThreadId", Long, "OS Thread Id"),
+		f("javaName", String, "Java Thread Name"),
+		f("javaThreadId", Long, "Java Thread Id"),
+		cp("group", ThreadGroup, "Java Thread Group"),
+	}},
+	{ID: 201, Name: ThreadGroup, Annotations: []Annotation{label("Thread Group")}, Fields: []Field{
+		cp("parent", ThreadGroup, "Parent"),
+		f("name", String, "Name"),
+	}},
+	{ID: 202, Name: Class, Annotations: []Annotation{label("Java Class")}, Fields: []Field{
+		cp("classLoader", ClassLoader, "Class Loader"),
+		cp("name", Symbol, "Name"),
+		cp("package", Package, "Package"),
+		f("modifiers", Int, "Access Modifiers"),
+		f("hidden", Boolean, "Hidden"),
+	}},
+	{ID: 203, Name: ClassLoader, Annotations: []Annotation{label("Java Class Loader")}, Fields: []Field{
+		cp("type", Class, "Type"),
+		cp("name", Symbol, "Name"),
+	}},
+	{ID: 204, Name: Method, Annotations: []Annotation{label("Java Method")}, Fields: []Field{
+		cp("type", Class, "Type"),
+		cp("name", Symbol, "Name"),
+		cp("descriptor", Symbol, "Descriptor"),
+		f("modifiers", Int, "Access Modifiers"),
+		f("hidden", Boolean, "Hidden"),
+	}},
+	{ID: 205, Name: Symbol, SimpleType: true, Annotations: []Annotation{label("Symbol")}, Fields: []Field{
+		f("string", String, "String"),
+	}},
+	{ID: 206, Name: Package, Annotations: []Annotation{label("Package")}, Fields: []Field{
+		cp("name", Symbol, "Name"),
+		cp("module", Module, "Module"),
+		f("exported", Boolean, "Exported"),
+	}},
+	{ID: 207, Name: Module, Annotations: []Annotation{label("Module")}, Fields: []Field{
+		cp("name", Symbol, "Name"),
+		cp("version", Symbol, "Version"),
+		cp("location", Symbol, "Location"),
+		cp("classLoader", ClassLoader, "Class Loader"),
+	}},
+	{ID: 208, Name: StackTrace, Annotations: []Annotation{label("Stack Trace")}, Fields: []Field{
+		f("truncated", Boolean, "Truncated"),
+		// Inline structs, not pool keys: that is how the JDK declares it.
+		{Name: "frames", Type: StackFrame, Array: true, Annotations: []Annotation{label("Stack Frames")}},
+	}},
+	{ID: 209, Name: StackFrame, Annotations: []Annotation{label("Stack Frame")}, Fields: []Field{
+		cp("method", Method, "Java Method"),
+		f("lineNumber", Int, "Line Number"),
+		f("bytecodeIndex", Int, "Bytecode Index"),
+		cp("type", FrameType, "Frame Type"),
+	}},
+	{ID: 210, Name: FrameType, SimpleType: true, Annotations: []Annotation{label("Frame type")}, Fields: []Field{
+		f("description", String, "Description"),
+	}},
+	{ID: 211, Name: ThreadState, SimpleType: true, Annotations: []Annotation{label("Java Thread State")}, Fields: []Field{
+		f("name", String, "Name"),
+	}},
+}
+
+// EventFields returns the implicit fields of an event type in the JDK's
+// order: startTime, then duration if timed (the JDK reads the second field
+// as the duration whenever a field is called "duration"), then eventThread
+// and stackTrace if wanted.
+func EventFields(timed, thread, stackTrace bool) []Field {
+	fs := []Field{f(FieldStartTime, Long, "Start Time", Annotation{Type: Timestamp, Values: []string{UnitTicks}})}
+	if timed {
+		fs = append(fs, f(FieldDuration, Long, "Duration", Annotation{Type: Timespan, Values: []string{UnitTicks}}))
+	}
+	if thread {
+		fs = append(fs, cp(FieldEventThread, Thread, "Event Thread"))
+	}
+	if stackTrace {
+		fs = append(fs, cp(FieldStackTrace, StackTrace, "Stack Trace"))
+	}
+	return fs
+}
+
+// EventAnnotations returns the class annotations of an event type: label,
+// description and category path, each only if given.
+func EventAnnotations(lbl, description string, category []string) []Annotation {
+	var as []Annotation
+	if lbl != "" {
+		as = append(as, label(lbl))
+	}
+	if description != "" {
+		as = append(as, desc(description))
+	}
+	if len(category) > 0 {
+		as = append(as, Annotation{Type: Category, Values: category, Array: true})
+	}
+	return as
+}
+
+var byName = func() map[string]*Type {
+	m := make(map[string]*Type, len(Types))
+	for i := range Types {
+		m[Types[i].Name] = &Types[i]
+	}
+	return m
+}()
+
+// Lookup returns the built-in type with the given name, or nil.
+func Lookup(name string) *Type { return byName[name] }
+
+// IsPrimitive tells whether name is one of the nine primitive classes
+// (java.lang.String included).
+func IsPrimitive(name string) bool {
+	t := byName[name]
+	return t != nil && t.ID >= 10 && t.ID <= 18
+}
+
+// Check validates a set of declarations as a JFR reader would: unique ids
+// (never 0 or 1, the metadata and checkpoint record types) and names, every
+// field and annotation type declared, constant-pool fields naming non-
+// primitive types, simple types with one field, annotations only of
+// annotation types, and events starting with startTime and, if they have a
+// duration, duration second.
+func Check(types []Type) error {
+	ids := make(map[int64]string, len(types))
+	names := make(map[string]*Type, len(types))
+	var errs []error
+	for i := range types {
+		t := &types[i]
+		if t.ID == 0 || t.ID == 1 {
+			errs = append(errs, fmt.Errorf("%s: id %d is reserved for metadata/checkpoint records", t.Name, t.ID))
+		}
+		if prev, dup := ids[t.ID]; dup {
+			errs = append(errs, fmt.Errorf("%s: id %d already used by %s", t.Name, t.ID, prev))
+		}
+		if _, dup := names[t.Name]; dup || t.Name == "" {
+			errs = append(errs, fmt.Errorf("type name %q declared twice or empty", t.Name))
+		}
+		ids[t.ID] = t.Name
+		names[t.Name] = t
+	}
+	checkAnnotations := func(where string, as []Annotation) {
+		for _, a := range as {
+			at := names[a.Type]
+			switch {
+			case at == nil:
+				errs = append(errs, fmt.Errorf("%s: annotation type %s is not declared", where, a.Type))
+			case at.SuperType != SuperAnnotation:
+				errs = append(errs, fmt.Errorf("%s: %s is not an annotation type", where, a.Type))
+			}
+		}
+	}
+	for i := range types {
+		t := &types[i]
+		checkAnnotations(t.Name, t.Annotations)
+		if t.SimpleType && len(t.Fields) != 1 {
+			errs = append(errs, fmt.Errorf("%s: simple type with %d fields", t.Name, len(t.Fields)))
+		}
+		seen := make(map[string]bool, len(t.Fields))
+		for _, fd := range t.Fields {
+			where := t.Name + "." + fd.Name
+			if seen[fd.Name] {
+				errs = append(errs, fmt.Errorf("%s: field declared twice", where))
+			}
+			seen[fd.Name] = true
+			ft := names[fd.Type]
+			switch {
+			case ft == nil:
+				errs = append(errs, fmt.Errorf("%s: type %s is not declared", where, fd.Type))
+			case fd.ConstantPool && (IsPrimitive(fd.Type) && fd.Type != String || ft.SuperType != ""):
+				errs = append(errs, fmt.Errorf("%s: constant-pool field of type %s, which has no pool", where, fd.Type))
+			case ft.SuperType == SuperEvent || ft.SuperType == SuperAnnotation:
+				errs = append(errs, fmt.Errorf("%s: field of %s type %s", where, ft.SuperType, fd.Type))
+			}
+			checkAnnotations(where, fd.Annotations)
+		}
+		if t.SuperType == SuperEvent {
+			errs = append(errs, checkEvent(t))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkEvent(t *Type) error {
+	if len(t.Fields) == 0 || t.Fields[0].Name != FieldStartTime || t.Fields[0].Type != Long {
+		return fmt.Errorf("event %s: first field must be startTime long", t.Name)
+	}
+	for i, fd := range t.Fields {
+		if fd.Name == FieldDuration && (i != 1 || fd.Type != Long) {
+			return fmt.Errorf("event %s: duration must be the second field, a long", t.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTableIsConsistent(t *testing.T) {
+	if err := Check(Types); err != nil {
+		t.Fatal(err)
+	}
+	for _, ty := range Types {
+		if ty.ID >= FirstUserID {
+			t.Errorf("%s: built-in id %d collides with user ids", ty.Name, ty.ID)
+		}
+		for _, fd := range ty.Fields {
+			if fd.ConstantPool && Lookup(fd.Type) == nil {
+				t.Errorf("%s.%s: pool type %s missing", ty.Name, fd.Name, fd.Type)
+			}
+		}
+	}
+}
+
+// The JDK 17 layouts (jfr-format.md §7.1): readers go by field position,
+// so the order is part of the format.
+func TestJDK17Layouts(t *testing.T) {
+	want := map[string]string{
+		Thread:      "osName:java.lang.String osThreadId:long javaName:java.lang.String javaThreadId:long group:*jdk.types.ThreadGroup",
+		ThreadGroup: "parent:*jdk.types.ThreadGroup name:java.lang.String",
+		Class:       "classLoader:*jdk.types.ClassLoader name:*jdk.types.Symbol package:*jdk.types.Package modifiers:int hidden:boolean",
+		ClassLoader: "type:*java.lang.Class name:*jdk.types.Symbol",
+		Method:      "type:*java.lang.Class name:*jdk.types.Symbol descriptor:*jdk.types.Symbol modifiers:int hidden:boolean",
+		Symbol:      "string:java.lang.String",
+		Package:     "name:*jdk.types.Symbol module:*jdk.types.Module exported:boolean",
+		Module:      "name:*jdk.types.Symbol version:*jdk.types.Symbol location:*jdk.types.Symbol classLoader:*jdk.types.ClassLoader",
+		StackTrace:  "truncated:boolean frames:jdk.types.StackFrame[]",
+		StackFrame:  "method:*jdk.types.Method lineNumber:int bytecodeIndex:int type:*jdk.types.FrameType",
+		FrameType:   "description:java.lang.String",
+	}
+	for name, layout := range want {
+		ty := Lookup(name)
+		if ty == nil {
+			t.Errorf("%s not declared", name)
+			continue
+		}
+		var parts []string
+		for _, fd := range ty.Fields {
+			s := fd.Name + ":"
+			if fd.ConstantPool {
+				s += "*"
+			}
+			s += fd.Type
+			if fd.Array {
+				s += "[]"
+			}
+			parts = append(parts, s)
+		}
+		if got := strings.Join(parts, " "); got != layout {
+			t.Errorf("%s:\n got  %s\n want %s", name, got, layout)
+		}
+	}
+	for _, name := range []string{Symbol, FrameType, ThreadState} {
+		if !Lookup(name).SimpleType {
+			t.Errorf("%s is not a simple type", name)
+		}
+	}
+}
+
+func TestContentTypes(t *testing.T) {
+	for _, name := range []string{Timestamp, Timespan, DataAmount, Percentage, Frequency, MemoryAddress, Unsigned} {
+		ty := Lookup(name)
+		if ty == nil || len(ty.Annotations) != 1 || ty.Annotations[0].Type != ContentType {
+			t.Errorf("%s is not marked with %s", name, ContentType)
+		}
+	}
+}
+
+func TestEventFields(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		for _, thread := range []bool{false, true} {
+			for _, stack := range []bool{false, true} {
+				ev := Type{ID: FirstUserID, Name: "test.Event", SuperType: SuperEvent, Fields: EventFields(timed, thread, stack),
+					Annotations: EventAnnotations("Test", "A test event", []string{"Go", "Test"})}
+				if err := Check(append(append([]Type(nil), Types...), ev)); err != nil {
+					t.Errorf("timed=%v thread=%v stack=%v: %v", timed, thread, stack, err)
+				}
+				if timed && ev.Fields[1].Name != FieldDuration {
+					t.Errorf("duration is not the second field")
+				}
+			}
+		}
+	}
+}
+
+func TestCheckCatchesErrors(t *testing.T) {
+	bad := []Type{
+		{ID: 1, Name: "reserved"},
+		{ID: 2, Name: "a", Fields: []Field{{Name: "x", Type: "missing"}}},
+		{ID: 2, Name: "b"},
+		{ID: 3, Name: "a"},
+		{ID: 4, Name: "c", Fields: []Field{{Name: "n", Type: "long", ConstantPool: true}}},
+		{ID: 5, Name: "ev", SuperType: SuperEvent, Fields: []Field{{Name: "startTime", Type: "long"}, {Name: "x", Type: "long"}, {Name: "duration", Type: "long"}}},
+		{ID: 6, Name: "s", SimpleType: true},
+		{ID: 17, Name: "long"},
+		{ID: 7, Name: "an", Annotations: []Annotation{{Type: "long"}}},
+	}
+	err := Check(bad)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"reserved", "missing", "already used", "declared twice", "has no pool", "duration must be", "simple type", "not an annotation type"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
