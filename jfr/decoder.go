@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/flightrec/flightrec/internal/leb128"
 )
@@ -43,7 +44,11 @@ func (d *decoder) uvarint() uint64 {
 		d.pos++
 		return v
 	}
-	if d.pos > len(d.b) {
+	return d.uvarintSlow()
+}
+
+func (d *decoder) uvarintSlow() uint64 {
+	if d.pos >= len(d.b) {
 		d.fail(errShort)
 		return 0
 	}
@@ -128,9 +133,9 @@ func (d *decoder) stringValue() Value {
 	case encEmpty:
 	case encPool:
 		v.bits = d.uvarint()
-		v.pools = d.pools
+		v.ptr = unsafe.Pointer(d.pools)
 	case encUTF8, encLatin1:
-		v.raw = d.bytes(d.uvarint())
+		v.ptr, v.n = bytesValue(d.bytes(d.uvarint()))
 	case encChars:
 		n := d.uvarint()
 		if n > uint64(d.remaining()) {
@@ -145,7 +150,7 @@ func (d *decoder) stringValue() Value {
 			}
 			d.uvarint()
 		}
-		v.raw = d.b[start:d.pos]
+		v.ptr, v.n = bytesValue(d.b[start:d.pos])
 		v.bits = n
 	default:
 		d.fail(fmt.Errorf("unknown string encoding %d", tag))
@@ -166,9 +171,8 @@ type arena struct {
 func (a *arena) alloc(n int) []Value {
 	if l := len(a.buf); l+n <= cap(a.buf) {
 		a.buf = a.buf[:l+n]
-		s := a.buf[l : l+n : l+n]
-		clear(s)
-		return s
+		// No clearing: the decoder overwrites every slot it hands out.
+		return a.buf[l : l+n : l+n]
 	}
 	if a.keep {
 		size := max(n, 1024)
@@ -188,6 +192,71 @@ func (a *arena) reset() {
 	a.buf = a.buf[:0]
 }
 
+// fieldOp says how a field is decoded, so the decoder switches once per
+// field instead of testing array, pool and kind in turn.
+type fieldOp uint8
+
+const (
+	opStruct fieldOp = iota // inline struct, or anything not below
+	opRef                   // constant-pool key
+	opByte                  // boolean or byte: one raw byte
+	opVarint                // short, char, int, long
+	opFloat
+	opDouble
+	opString
+	opArray
+)
+
+func opFor(f *Field) fieldOp {
+	if f.Array {
+		return opArray
+	}
+	if f.ConstantPool {
+		return opRef
+	}
+	switch f.Type.kind {
+	case KindBool, KindByte:
+		return opByte
+	case KindShort, KindChar, KindInt, KindLong:
+		return opVarint
+	case KindFloat:
+		return opFloat
+	case KindDouble:
+		return opDouble
+	case KindString:
+		return opString
+	}
+	return opStruct
+}
+
+// fields decodes the values of fs into out (len(out) == len(fs)).
+func (d *decoder) fields(fs []Field, out []Value, a *arena) {
+	for i := range fs {
+		f := &fs[i]
+		o := &out[i]
+		switch f.op {
+		case opVarint:
+			*o = Value{kind: f.Type.kind, class: f.Type, bits: d.uvarint()}
+		case opRef:
+			*o = Value{kind: KindRef, class: f.Type, bits: d.uvarint(), ptr: unsafe.Pointer(d.pools)}
+		case opByte:
+			*o = Value{kind: f.Type.kind, class: f.Type, bits: uint64(d.byte1())}
+		case opDouble:
+			*o = Value{kind: KindDouble, class: f.Type, bits: d.be64()}
+		case opFloat:
+			*o = Value{kind: KindFloat, class: f.Type, bits: uint64(d.be32())}
+		case opString:
+			*o = d.stringValue()
+			o.class = f.Type
+		default:
+			d.field(f, o, a)
+		}
+		if d.err != nil {
+			return
+		}
+	}
+}
+
 // field decodes the value of f into out.
 func (d *decoder) field(f *Field, out *Value, a *arena) {
 	if !f.Array {
@@ -202,12 +271,12 @@ func (d *decoder) field(f *Field, out *Value, a *arena) {
 			break
 		}
 	}
-	*out = Value{kind: KindArray, class: f.Type, sub: elems}
+	*out = valuesOf(f.Type, KindArray, elems)
 }
 
 func (d *decoder) single(f *Field, out *Value, a *arena) {
 	if f.ConstantPool {
-		*out = Value{kind: KindRef, class: f.Type, bits: d.uvarint(), pools: d.pools}
+		*out = Value{kind: KindRef, class: f.Type, bits: d.uvarint(), ptr: unsafe.Pointer(d.pools)}
 		return
 	}
 	d.value(f.Type, out, a)
@@ -233,13 +302,8 @@ func (d *decoder) value(c *Class, out *Value, a *arena) {
 			return
 		}
 		sub := a.alloc(len(c.Fields))
-		for i := range c.Fields {
-			d.field(&c.Fields[i], &sub[i], a)
-			if d.err != nil {
-				break
-			}
-		}
-		*out = Value{kind: KindStruct, class: c, sub: sub}
+		d.fields(c.Fields, sub, a)
+		*out = valuesOf(c, KindStruct, sub)
 	}
 }
 

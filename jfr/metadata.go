@@ -16,8 +16,9 @@ type Metadata struct {
 	Classes       []*Class // in the order they were declared
 	Region        []Attr   // attributes of the region element (locale, gmtOffset, dst)
 
-	byID   map[int64]*Class
-	byName map[string]*Class
+	byID    map[int64]*Class
+	byName  map[string]*Class
+	idTable []*Class // byID for small ids, which is all of them in practice
 }
 
 // Class is a type declared in the metadata: an event type (SuperType
@@ -42,6 +43,8 @@ type Field struct {
 	Array        bool // dimension="1"
 	ConstantPool bool // encoded as a key into Type's constant pool
 	Annotations  []Annotation
+
+	op fieldOp // how the decoder reads it, derived from the above
 }
 
 // Setting is a setting element of an event type (enabled, threshold...).
@@ -75,7 +78,12 @@ const (
 )
 
 // Class returns the class with the given id, or nil.
-func (m *Metadata) Class(id int64) *Class { return m.byID[id] }
+func (m *Metadata) Class(id int64) *Class {
+	if uint64(id) < uint64(len(m.idTable)) {
+		return m.idTable[id]
+	}
+	return m.byID[id]
+}
 
 // ClassByName returns the class with the given name, or nil.
 func (m *Metadata) ClassByName(name string) *Class { return m.byName[name] }
@@ -109,10 +117,14 @@ func (c *Class) FieldIndex(name string) int {
 }
 
 // Annotation returns the first annotation of the named type.
-func (c *Class) Annotation(name string) (Annotation, bool) { return findAnnotation(c.Annotations, name) }
+func (c *Class) Annotation(name string) (Annotation, bool) {
+	return findAnnotation(c.Annotations, name)
+}
 
 // Annotation returns the first annotation of the named type.
-func (f *Field) Annotation(name string) (Annotation, bool) { return findAnnotation(f.Annotations, name) }
+func (f *Field) Annotation(name string) (Annotation, bool) {
+	return findAnnotation(f.Annotations, name)
+}
 
 // ContentType returns the field's content-type annotation: the first of its
 // annotations whose class is itself annotated with jdk.jfr.ContentType
@@ -172,22 +184,35 @@ func findAnnotation(as []Annotation, name string) (Annotation, bool) {
 
 // primitiveKinds maps the names of JFR's primitive classes to value kinds.
 var primitiveKinds = map[string]Kind{
-	"boolean":   KindBool,
-	"byte":      KindByte,
-	"short":     KindShort,
-	"char":      KindChar,
-	"int":       KindInt,
-	"long":      KindLong,
-	"float":     KindFloat,
-	"double":    KindDouble,
-	TypeString:  KindString,
+	"boolean":  KindBool,
+	"byte":     KindByte,
+	"short":    KindShort,
+	"char":     KindChar,
+	"int":      KindInt,
+	"long":     KindLong,
+	"float":    KindFloat,
+	"double":   KindDouble,
+	TypeString: KindString,
 }
 
-// element is a node of the metadata record's element tree.
+// element is a node of the metadata record's element tree. Elements,
+// attributes and child lists of one record share three slices.
 type element struct {
 	name     string
 	attrs    []Attr
-	children []*element
+	children []int32 // indexes into elementTree.elems
+}
+
+type elementTree struct {
+	elems []element
+}
+
+func (t *elementTree) children(e *element) []*element {
+	out := make([]*element, len(e.children))
+	for i, c := range e.children {
+		out[i] = &t.elems[c]
+	}
+	return out
 }
 
 func (e *element) attr(key string) (string, bool) {
@@ -214,6 +239,7 @@ func parseMetadata(d *decoder) (*Metadata, error) {
 		return nil, d.err
 	}
 	strs := make([]string, n)
+	var scratch []byte
 	for i := range strs {
 		v := d.stringValue()
 		if d.err != nil {
@@ -222,7 +248,8 @@ func parseMetadata(d *decoder) (*Metadata, error) {
 		if v.enc == encPool {
 			return nil, errors.New("metadata string table refers to the constant pool")
 		}
-		strs[i] = v.String()
+		scratch = v.AppendText(scratch[:0])
+		strs[i] = string(scratch)
 	}
 	str := func(i uint64) string {
 		if i >= uint64(len(strs)) {
@@ -233,51 +260,64 @@ func parseMetadata(d *decoder) (*Metadata, error) {
 		}
 		return strs[i]
 	}
-	var readElement func(depth int) *element
-	readElement = func(depth int) *element {
+	// Every element and attribute takes at least 2 bytes, which bounds the
+	// shared slices by the record size.
+	t := &elementTree{elems: make([]element, 0, d.remaining()/8)}
+	attrs := make([]Attr, 0, d.remaining()/4)
+	kids := make([]int32, 0, d.remaining()/8)
+	var readElement func(depth int) int32
+	readElement = func(depth int) int32 {
 		if depth > maxElementDepth {
 			d.fail(errors.New("metadata elements nested too deeply"))
-			return nil
+			return 0
 		}
-		e := &element{name: str(d.uvarint())}
+		idx := int32(len(t.elems))
+		t.elems = append(t.elems, element{name: str(d.uvarint())})
 		na := d.count(2)
 		if d.err != nil {
-			return nil
+			return idx
 		}
-		e.attrs = make([]Attr, na)
-		for i := range e.attrs {
-			e.attrs[i] = Attr{str(d.uvarint()), str(d.uvarint())}
+		a0 := len(attrs)
+		for range na {
+			attrs = append(attrs, Attr{str(d.uvarint()), str(d.uvarint())})
 		}
+		t.elems[idx].attrs = attrs[a0:len(attrs):len(attrs)]
 		nc := d.count(3)
 		if d.err != nil {
-			return nil
+			return idx
 		}
-		e.children = make([]*element, 0, nc)
+		k0 := len(kids)
+		for range nc {
+			kids = append(kids, 0)
+		}
 		for i := 0; i < nc && d.err == nil; i++ {
-			e.children = append(e.children, readElement(depth+1))
+			c := readElement(depth + 1)
+			kids[k0+i] = c
 		}
-		return e
+		t.elems[idx].children = kids[k0 : k0+nc : k0+nc]
+		return idx
 	}
-	root := readElement(0)
+	readElement(0)
 	if d.err != nil {
 		return nil, d.err
 	}
-	if err := md.build(root); err != nil {
+	if err := md.build(t); err != nil {
 		return nil, err
 	}
 	return md, nil
 }
 
 // build turns the element tree into classes and resolves every type id.
-func (md *Metadata) build(root *element) error {
+func (md *Metadata) build(t *elementTree) error {
+	root := &t.elems[0]
 	md.byID = make(map[int64]*Class)
 	md.byName = make(map[string]*Class)
 	var classes []*element
 	foundRegion := false
-	for _, e := range root.children {
+	for _, e := range t.children(root) {
 		switch e.name {
 		case "metadata":
-			for _, c := range e.children {
+			for _, c := range t.children(e) {
 				if c.name == "class" {
 					classes = append(classes, c)
 				}
@@ -314,10 +354,10 @@ func (md *Metadata) build(root *element) error {
 	}
 	for i, e := range classes {
 		c := md.Classes[i]
-		for _, ch := range e.children {
+		for _, ch := range t.children(e) {
 			switch ch.name {
 			case "field":
-				f, err := md.field(ch)
+				f, err := md.field(t, ch)
 				if err != nil {
 					return fmt.Errorf("class %s: %w", c.Name, err)
 				}
@@ -326,12 +366,12 @@ func (md *Metadata) build(root *element) error {
 				s := Setting{}
 				s.Name, _ = ch.attr("name")
 				s.DefaultValue, _ = ch.attr("defaultValue")
-				t, err := md.typeAttr(ch, "class")
+				st, err := md.typeAttr(ch, "class")
 				if err != nil {
 					return fmt.Errorf("class %s setting %s: %w", c.Name, s.Name, err)
 				}
-				s.Type = t
-				if s.Annotations, err = md.annotations(ch); err != nil {
+				s.Type = st
+				if s.Annotations, err = md.annotations(t, ch); err != nil {
 					return err
 				}
 				c.Settings = append(c.Settings, s)
@@ -363,14 +403,14 @@ func (md *Metadata) typeAttr(e *element, key string) (*Class, error) {
 	return c, nil
 }
 
-func (md *Metadata) field(e *element) (Field, error) {
+func (md *Metadata) field(t *elementTree, e *element) (Field, error) {
 	f := Field{}
 	f.Name, _ = e.attr("name")
-	t, err := md.typeAttr(e, "class")
+	ft, err := md.typeAttr(e, "class")
 	if err != nil {
 		return f, fmt.Errorf("field %s: %w", f.Name, err)
 	}
-	f.Type = t
+	f.Type = ft
 	if dim, ok := e.attr("dimension"); ok {
 		switch dim {
 		case "0":
@@ -382,15 +422,19 @@ func (md *Metadata) field(e *element) (Field, error) {
 	}
 	// The JDK treats the mere presence of the attribute as true.
 	_, f.ConstantPool = e.attr("constantPool")
-	f.Annotations, err = md.annotations(e)
+	f.Annotations, err = md.annotations(t, e)
 	return f, err
 }
 
-func (md *Metadata) annotations(e *element) ([]Annotation, error) {
+func (md *Metadata) annotations(t *elementTree, e *element) ([]Annotation, error) {
 	var out []Annotation
-	for _, ch := range e.children {
+	for _, ci := range e.children {
+		ch := &t.elems[ci]
 		if ch.name != "annotation" {
 			continue
+		}
+		if out == nil {
+			out = make([]Annotation, 0, len(e.children))
 		}
 		a, err := md.annotation(ch)
 		if err != nil {
@@ -406,13 +450,14 @@ func (md *Metadata) annotation(e *element) (Annotation, error) {
 	if err != nil {
 		return Annotation{}, fmt.Errorf("annotation: %w", err)
 	}
-	a := Annotation{Type: t}
-	for _, kv := range e.attrs {
-		if kv.Key != "class" {
-			a.Values = append(a.Values, kv)
+	// Move "class" to the front so the values share the attribute slice.
+	for i, kv := range e.attrs {
+		if kv.Key == "class" {
+			e.attrs[0], e.attrs[i] = e.attrs[i], e.attrs[0]
+			break
 		}
 	}
-	return a, nil
+	return Annotation{Type: t, Values: e.attrs[1:]}, nil
 }
 
 // checkInlineCycles rejects classes that contain themselves through fields
@@ -455,5 +500,23 @@ func (md *Metadata) checkInlineCycles() error {
 			return err
 		}
 	}
+	maxID := int64(-1)
+	for _, c := range md.Classes {
+		for i := range c.Fields {
+			c.Fields[i].op = opFor(&c.Fields[i])
+		}
+		if c.ID < maxDenseID {
+			maxID = max(maxID, c.ID)
+		}
+	}
+	md.idTable = make([]*Class, maxID+1)
+	for _, c := range md.Classes {
+		if c.ID >= 0 && c.ID <= maxID {
+			md.idTable[c.ID] = c
+		}
+	}
 	return nil
 }
+
+// maxDenseID bounds the id table; larger ids are looked up in the map.
+const maxDenseID = 1 << 16

@@ -63,6 +63,13 @@ func NewReader(r io.Reader, opts *ReaderOptions) *Reader {
 	return rd
 }
 
+// Reset makes r read a new recording from src, keeping its buffers (as
+// gzip.Reader.Reset does), so reading many files does not allocate a chunk
+// buffer for each.
+func (r *Reader) Reset(src io.Reader) {
+	*r = Reader{r: src, opts: r.opts, buf: r.buf}
+}
+
 // Chunk returns the current chunk, or nil before the first read.
 func (r *Reader) Chunk() *Chunk { return r.chunk }
 
@@ -156,13 +163,19 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	return c, nil
 }
 
+// initialChunkBuffer is how much memory a chunk header alone can make the
+// reader allocate.
+const initialChunkBuffer = 64 << 20
+
 // readBody reads the rest of a chunk of the given size into r.buf, growing
 // the buffer as data arrives so that a corrupt size cannot make the reader
 // allocate memory for data that is not there.
 func (r *Reader) readBody(size int64) error {
 	for int64(len(r.buf)) < size {
 		have := int64(len(r.buf))
-		want := min(size, max(2*have, 1<<20))
+		// Trust the header up to initialChunkBuffer; beyond that, grow as
+		// the data arrives.
+		want := min(size, max(2*have, initialChunkBuffer))
 		if int64(cap(r.buf)) < want {
 			nb := make([]byte, have, want)
 			copy(nb, r.buf)
@@ -278,9 +291,7 @@ func (c *Chunk) decodeEvent(rec Record, cl *Class, ev *Event) error {
 	ev.arena.reset()
 	ev.Type, ev.Chunk, ev.Offset, ev.Size = cl, c, rec.Offset, rec.Size
 	fields := ev.arena.alloc(len(cl.Fields))
-	for i := range cl.Fields {
-		d.field(&cl.Fields[i], &fields[i], &ev.arena)
-	}
+	d.fields(cl.Fields, fields, &ev.arena)
 	ev.Fields = fields
 	if d.err != nil {
 		return c.errorAt(start+int64(d.pos), fmt.Errorf("event %s: %w", cl.Name, d.err))

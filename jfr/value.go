@@ -5,6 +5,7 @@ import (
 	"math"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/flightrec/flightrec/internal/leb128"
 )
@@ -45,14 +46,48 @@ func (k Kind) String() string {
 // constant-pool reference. Values of an event share memory with the reader
 // and stay valid until the next call to ReadEvent; constants stay valid
 // until the reader moves to the next chunk.
+//
+// A Value is 32 bytes: ptr points to the string's encoded bytes, to the
+// struct's fields or array's elements (n of them), or, for references and
+// pooled strings, to the chunk's constant pools.
 type Value struct {
 	kind  Kind
 	enc   uint8  // string encoding tag
+	n     uint32 // length of what ptr points to
 	class *Class // declared type
 	bits  uint64 // number bits, string length in chars, or constant key
-	raw   []byte // string content as encoded
-	sub   []Value
-	pools *pools
+	ptr   unsafe.Pointer
+}
+
+func (v *Value) raw() []byte {
+	if v.ptr == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(v.ptr), v.n)
+}
+
+func (v *Value) sub() []Value {
+	if v.ptr == nil || (v.kind != KindStruct && v.kind != KindArray) {
+		return nil
+	}
+	return unsafe.Slice((*Value)(v.ptr), v.n)
+}
+
+func (v *Value) pools() *pools { return (*pools)(v.ptr) }
+
+func bytesValue(b []byte) (unsafe.Pointer, uint32) {
+	if len(b) == 0 {
+		return nil, 0
+	}
+	return unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b))
+}
+
+func valuesOf(c *Class, k Kind, vs []Value) Value {
+	v := Value{kind: k, class: c, n: uint32(len(vs))}
+	if len(vs) > 0 {
+		v.ptr = unsafe.Pointer(unsafe.SliceData(vs))
+	}
+	return v
 }
 
 // Kind returns the value's kind.
@@ -122,10 +157,11 @@ func (v Value) Key() uint64 { return v.bits }
 // returned unchanged.
 func (v Value) Resolve() Value {
 	if v.kind == KindString && v.enc == encPool {
-		if v.pools == nil {
+		p := v.pools()
+		if p == nil {
 			return Value{kind: KindNull}
 		}
-		c, ok := v.pools.lookup(v.pools.stringClass, v.bits)
+		c, ok := p.lookup(p.stringClass, v.bits)
 		if !ok || (c.kind == KindString && c.enc == encPool) {
 			return Value{kind: KindNull}
 		}
@@ -134,10 +170,7 @@ func (v Value) Resolve() Value {
 	if v.kind != KindRef {
 		return v
 	}
-	if v.pools == nil {
-		return Value{kind: KindNull, class: v.class}
-	}
-	c, ok := v.pools.lookup(v.class, v.bits)
+	c, ok := v.pools().lookup(v.class, v.bits)
 	if !ok || c.kind == KindRef {
 		return Value{kind: KindNull, class: v.class}
 	}
@@ -145,13 +178,13 @@ func (v Value) Resolve() Value {
 }
 
 // Len returns the number of elements of an array or fields of a struct.
-func (v Value) Len() int { return len(v.sub) }
+func (v Value) Len() int { return len(v.sub()) }
 
 // Index returns element i of an array or field i of a struct.
-func (v Value) Index(i int) Value { return v.sub[i] }
+func (v Value) Index(i int) Value { return v.sub()[i] }
 
 // Elems returns the elements of an array or the fields of a struct.
-func (v Value) Elems() []Value { return v.sub }
+func (v Value) Elems() []Value { return v.sub() }
 
 // Field returns the struct field with the given name (resolving a
 // reference first); ok is false if there is none.
@@ -161,10 +194,11 @@ func (v Value) Field(name string) (f Value, ok bool) {
 		return Value{}, false
 	}
 	i := v.class.FieldIndex(name)
-	if i < 0 || i >= len(v.sub) {
+	sub := v.sub()
+	if i < 0 || i >= len(sub) {
 		return Value{}, false
 	}
-	return v.sub[i], true
+	return sub[i], true
 }
 
 // String returns the content of a string value (resolving pooled strings)
@@ -173,7 +207,7 @@ func (v Value) String() string {
 	switch v.kind {
 	case KindString:
 		if v.enc == encUTF8 {
-			return string(v.raw)
+			return string(v.raw())
 		}
 		return string(v.AppendText(nil))
 	case KindNull:
@@ -191,14 +225,14 @@ func (v Value) AppendText(dst []byte) []byte {
 	}
 	switch v.enc {
 	case encUTF8:
-		return append(dst, v.raw...)
+		return append(dst, v.raw()...)
 	case encLatin1:
-		for _, c := range v.raw {
+		for _, c := range v.raw() {
 			dst = utf8.AppendRune(dst, rune(c))
 		}
 		return dst
 	case encChars:
-		b := v.raw
+		b := v.raw()
 		var pending rune = -1
 		for len(b) > 0 {
 			u, n := leb128.Uvarint(b)
@@ -270,7 +304,9 @@ func StringValue(s string) Value {
 	if s == "" {
 		return Value{kind: KindString, enc: encEmpty}
 	}
-	return Value{kind: KindString, enc: encUTF8, raw: []byte(s)}
+	v := Value{kind: KindString, enc: encUTF8}
+	v.ptr, v.n = bytesValue([]byte(s))
+	return v
 }
 
 // RefValue makes a constant-pool reference to key in the pool of class c.
@@ -278,10 +314,10 @@ func RefValue(c *Class, key uint64) Value { return Value{kind: KindRef, class: c
 
 // StructValue makes a struct of class c from its field values.
 func StructValue(c *Class, fields ...Value) Value {
-	return Value{kind: KindStruct, class: c, sub: fields}
+	return valuesOf(c, KindStruct, fields)
 }
 
 // ArrayValue makes an array with elements of class c.
 func ArrayValue(c *Class, elems ...Value) Value {
-	return Value{kind: KindArray, class: c, sub: elems}
+	return valuesOf(c, KindArray, elems)
 }

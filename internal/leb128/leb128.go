@@ -11,9 +11,8 @@ var ErrTruncated = errors.New("truncated varint")
 // Uvarint decodes the varint at the start of b. It returns the value and the
 // number of bytes read; n is 0 when b ends before the varint does.
 func Uvarint(b []byte) (v uint64, n int) {
-	// Fast path for the common one-byte case.
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
+	if len(b) >= MaxLen {
+		return uvarint9(b)
 	}
 	for i := 0; i < 8; i++ {
 		if i >= len(b) {
@@ -25,8 +24,19 @@ func Uvarint(b []byte) (v uint64, n int) {
 			return v, i + 1
 		}
 	}
-	if len(b) < 9 {
-		return 0, 0
+	return 0, 0 // eight continuation bytes and no ninth
+}
+
+// uvarint9 decodes from a buffer known to hold at least MaxLen bytes, so the
+// loop needs no bounds checks.
+func uvarint9(b []byte) (v uint64, n int) {
+	b = b[:MaxLen]
+	for i := 0; i < 8; i++ {
+		c := b[i]
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v, i + 1
+		}
 	}
 	return v | uint64(b[8])<<56, 9
 }
