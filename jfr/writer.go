@@ -1,0 +1,454 @@
+package jfr
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/flightrec/flightrec/internal/leb128"
+)
+
+// WriterOptions configures a Writer. The zero value (or nil) gives the
+// defaults.
+type WriterOptions struct {
+	// TicksPerSecond is the frequency of the file's tick clock. Default
+	// 1e9: a tick is a nanosecond.
+	TicksPerSecond int64
+	// StartNanos (ns since the Unix epoch) and StartTicks pin the tick
+	// clock: tick StartTicks happened at wall time StartNanos. Every chunk
+	// header is derived from this one clock, because the JDK's reader
+	// converts the ticks of all chunks with the first chunk's header
+	// (jfr-format.md §1.2). If StartNanos is 0 it is the time NewWriter
+	// was called.
+	StartNanos int64
+	StartTicks int64
+	// Now returns the current tick. Close uses it to end a chunk still
+	// open. Default: StartTicks plus the monotonic time since NewWriter.
+	Now func() int64
+}
+
+// Writer writes a JFR recording, chunk by chunk, to an io.Writer.
+//
+// A chunk starts with the first event or constant written after NewWriter
+// or EndChunk (or with StartChunk), and is finished by EndChunk or Close.
+// Each chunk gets the current metadata, a checkpoint holding the constants
+// added while it was open and the events, and is written out when the next
+// chunk starts or on Close; Close marks the last chunk final. A Writer is
+// not safe for concurrent use.
+type Writer struct {
+	w      io.Writer
+	tps    int64
+	clock0 Clock // the file's tick clock
+	now    func() int64
+	err    error // sticky: a failed write leaves the file unusable
+
+	md     *Metadata
+	mdID   int64
+	mdBody []byte // the metadata record after its id, encoded once
+
+	open       bool
+	chunkStart int64 // ticks
+	nextStart  int64 // ticks at which the next chunk starts
+	events     []byte
+	pools      []*poolBuf // in order of first use, for the current metadata
+	poolOf     map[*Class]*poolBuf
+	nconst     int // constants added to the current chunk
+
+	// A finished chunk waits here until it is known whether it is the last.
+	pending    bool
+	wroteChunk bool
+	header     [HeaderSize]byte
+	cpHead     []byte // checkpoint record up to its first pool
+	mdRecord   []byte
+	scratch    []byte
+	closed     bool
+}
+
+// poolBuf holds the encoded constants of one pool for the current chunk.
+type poolBuf struct {
+	class *Class
+	count uint64
+	head  []byte // type id and count, set when the chunk ends
+	data  []byte // key, value, key, value...
+}
+
+// ErrWriterClosed is returned by every method of a closed Writer.
+var ErrWriterClosed = errors.New("jfr: writer is closed")
+
+// NewWriter returns a Writer of a recording to w. opts may be nil. Call
+// SetMetadata before writing events or constants.
+func NewWriter(w io.Writer, opts *WriterOptions) *Writer {
+	var o WriterOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.TicksPerSecond <= 0 {
+		o.TicksPerSecond = 1e9
+	}
+	t0 := time.Now()
+	if o.StartNanos == 0 {
+		o.StartNanos = t0.UnixNano()
+	}
+	wr := &Writer{
+		w:         w,
+		tps:       o.TicksPerSecond,
+		clock0:    Clock{StartNanos: o.StartNanos, StartTicks: o.StartTicks, TicksPerSecond: o.TicksPerSecond},
+		now:       o.Now,
+		nextStart: o.StartTicks,
+		poolOf:    make(map[*Class]*poolBuf),
+	}
+	if wr.now == nil {
+		wr.now = func() int64 { return o.StartTicks + wr.ticksOf(int64(time.Since(t0))) }
+	}
+	return wr
+}
+
+// ticksOf converts nanoseconds to ticks of the file clock.
+func (w *Writer) ticksOf(ns int64) int64 {
+	if w.tps == 1e9 {
+		return ns
+	}
+	return ns/1e9*w.tps + ns%1e9*w.tps/1e9
+}
+
+// nanosOf converts ticks of the file clock to nanoseconds.
+func (w *Writer) nanosOf(ticks int64) int64 {
+	if w.tps == 1e9 {
+		return ticks
+	}
+	return ticks/w.tps*1e9 + ticks%w.tps*1e9/w.tps
+}
+
+// Now returns the current tick of the file clock (WriterOptions.Now).
+func (w *Writer) Now() int64 { return w.now() }
+
+// TicksPerSecond returns the frequency of the file clock.
+func (w *Writer) TicksPerSecond() int64 { return w.tps }
+
+// SetMetadata sets the types of the chunks that follow. It may be a
+// Metadata from MetadataBuilder or one read from another file. It takes
+// effect at the next chunk: while the current chunk holds events or
+// constants, it is an error. Events and constants name classes of this
+// Metadata.
+func (w *Writer) SetMetadata(md *Metadata) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if md == w.md {
+		return nil
+	}
+	if w.open && (len(w.events) > 0 || w.nconst > 0) {
+		return errors.New("jfr: SetMetadata while a chunk holds events or constants; call EndChunk first")
+	}
+	w.md = md
+	// A new id makes readers parse the new metadata instead of reusing the
+	// previous chunk's (jfr-format.md §1.2).
+	w.mdID++
+	w.mdBody = appendElements(w.mdBody[:0], metadataElements(md))
+	w.pools = w.pools[:0]
+	clear(w.poolOf)
+	return nil
+}
+
+// Metadata returns the current metadata.
+func (w *Writer) Metadata() *Metadata { return w.md }
+
+func (w *Writer) usable() error {
+	if w.closed {
+		return ErrWriterClosed
+	}
+	return w.err
+}
+
+// StartChunk starts a chunk at the given tick, ending the open chunk there
+// if there is one. Without it a chunk starts at the end of the previous one
+// (or at WriterOptions.StartTicks).
+func (w *Writer) StartChunk(startTicks int64) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if w.open {
+		if err := w.EndChunk(startTicks); err != nil {
+			return err
+		}
+	}
+	w.nextStart = startTicks
+	return w.begin()
+}
+
+// begin opens a chunk at nextStart, writing out the pending one.
+func (w *Writer) begin() error {
+	if w.md == nil {
+		return errors.New("jfr: no metadata; call SetMetadata first")
+	}
+	if err := w.flushPending(false); err != nil {
+		return err
+	}
+	w.open = true
+	w.chunkStart = w.nextStart
+	w.events = w.events[:0]
+	w.nconst = 0
+	for _, p := range w.pools {
+		p.count = 0
+		// Keep small buffers for the next chunk; let a huge one go.
+		if cap(p.data) > 16<<20 {
+			p.data = nil
+		}
+		p.data = p.data[:0]
+	}
+	return nil
+}
+
+func (w *Writer) ensureOpen() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if w.open {
+		return nil
+	}
+	return w.begin()
+}
+
+func (w *Writer) checkClass(c *Class) error {
+	if c == nil || w.md.Class(c.ID) != c {
+		name := "<nil>"
+		if c != nil {
+			name = c.Name
+		}
+		return fmt.Errorf("jfr: class %s is not in the writer's metadata", name)
+	}
+	return nil
+}
+
+// AddConstant adds the constant key to the pool of class c in the current
+// chunk. v is encoded as a value of c: a struct's fields in order, or for a
+// simple type (jdk.types.Symbol, jdk.types.FrameType) the value of its only
+// field. Constants are chunk-local: add them again to every chunk whose
+// events refer to them. A key should be added once per chunk; readers keep
+// the first definition.
+func (w *Writer) AddConstant(c *Class, key uint64, v Value) error {
+	if err := w.ensureOpen(); err != nil {
+		return err
+	}
+	if err := w.checkClass(c); err != nil {
+		return err
+	}
+	p := w.poolOf[c]
+	if p == nil {
+		p = &poolBuf{class: c}
+		w.poolOf[c] = p
+		w.pools = append(w.pools, p)
+	}
+	n := len(p.data)
+	var err error
+	p.data, err = appendValue(leb128.AppendUvarint(p.data, key), c, v)
+	if err != nil {
+		p.data = p.data[:n]
+		return fmt.Errorf("jfr: constant %s %d: %w", c.Name, key, err)
+	}
+	p.count++
+	w.nconst++
+	return nil
+}
+
+// WriteEvent writes an event of type c with the given field values, in the
+// order of c.Fields (startTime first). The record gets its minimal size.
+func (w *Writer) WriteEvent(c *Class, fields []Value) error {
+	if err := w.ensureOpen(); err != nil {
+		return err
+	}
+	if err := w.checkClass(c); err != nil {
+		return err
+	}
+	if len(fields) != len(c.Fields) {
+		return fmt.Errorf("jfr: event %s: %d values for %d fields", c.Name, len(fields), len(c.Fields))
+	}
+	start := len(w.events)
+	// Reserve one byte for the size, enough for events under 128 bytes, and
+	// move the payload if the size needs more.
+	b := leb128.AppendUvarint(append(w.events, 0), uint64(c.ID))
+	var err error
+	for i := range c.Fields {
+		if b, err = appendField(b, &c.Fields[i], fields[i]); err != nil {
+			w.events = b[:start]
+			return fmt.Errorf("jfr: event %s: %w", c.Name, err)
+		}
+	}
+	w.events = frame(b, start)
+	return nil
+}
+
+// frame writes the size of the record that starts at b[start] with a
+// one-byte placeholder, moving the record if the size needs more bytes.
+func frame(b []byte, start int) []byte {
+	payload := uint64(len(b) - start - 1)
+	size := leb128.SelfSize(payload)
+	if l := leb128.Len(size); l > 1 {
+		b = append(b, make([]byte, l-1)...)
+		copy(b[start+l:], b[start+1:len(b)-(l-1)])
+	}
+	leb128.AppendUvarint(b[:start], size)
+	return b
+}
+
+// WriteEventPayload writes an event of the given type whose fields the
+// caller encoded (with the Append helpers and leb128), in the order of the
+// type's fields. The writer adds the size and type id.
+func (w *Writer) WriteEventPayload(typeID int64, payload []byte) error {
+	if err := w.ensureOpen(); err != nil {
+		return err
+	}
+	if typeID == 0 || typeID == 1 {
+		return fmt.Errorf("jfr: event type id %d is reserved", typeID)
+	}
+	start := len(w.events)
+	b := leb128.AppendUvarint(append(w.events, 0), uint64(typeID))
+	w.events = frame(append(b, payload...), start)
+	return nil
+}
+
+// WriteRecords appends complete event records (size, type id, fields; as a
+// recorder's per-thread buffer holds them, sizes minimal or padded). The
+// framing is checked: the sizes must cover recs exactly.
+func (w *Writer) WriteRecords(recs []byte) error {
+	if err := w.ensureOpen(); err != nil {
+		return err
+	}
+	for off := 0; off < len(recs); {
+		size, n := leb128.Uvarint(recs[off:])
+		if n == 0 || size == 0 || size > uint64(len(recs)-off) {
+			return fmt.Errorf("jfr: record at offset %d: bad size %d", off, size)
+		}
+		typ, m := leb128.Uvarint(recs[off+n : off+int(size)])
+		if m == 0 || typ == 0 || typ == 1 {
+			return fmt.Errorf("jfr: record at offset %d: bad event type id", off)
+		}
+		off += int(size)
+	}
+	w.events = append(w.events, recs...)
+	return nil
+}
+
+// EndChunk finishes the current chunk at endTicks (opening an empty one if
+// none is open). The next chunk starts at endTicks.
+func (w *Writer) EndChunk(endTicks int64) error {
+	if err := w.ensureOpen(); err != nil {
+		return err
+	}
+	if endTicks < w.chunkStart {
+		return fmt.Errorf("jfr: chunk end %d before its start %d", endTicks, w.chunkStart)
+	}
+	w.finish(endTicks)
+	w.open = false
+	w.pending = true
+	w.nextStart = endTicks
+	return nil
+}
+
+// finish lays out the chunk: header, events, one checkpoint with every
+// pool, metadata. The checkpoint's size is an exact minimal varint of 64-bit
+// width, so a checkpoint may exceed the 1<<28 bytes a 4-byte padded size
+// holds (JDK-8298129).
+func (w *Writer) finish(endTicks int64) {
+	dur := endTicks - w.chunkStart
+
+	var body uint64 // checkpoint bytes after its size
+	cp := leb128.AppendUvarint(w.scratch[:0], 1)
+	cp = leb128.AppendUvarint(cp, uint64(w.chunkStart))
+	cp = leb128.AppendUvarint(cp, uint64(dur))
+	cp = append(cp, 0, 0) // delta 0: the only checkpoint; type mask 0
+	npools := 0
+	for _, p := range w.pools {
+		if p.count > 0 {
+			npools++
+		}
+	}
+	cp = leb128.AppendUvarint(cp, uint64(npools))
+	body = uint64(len(cp))
+	for _, p := range w.pools {
+		if p.count == 0 {
+			continue // a pool must hold at least one constant
+		}
+		p.head = leb128.AppendUvarint(p.head[:0], uint64(p.class.ID))
+		p.head = leb128.AppendUvarint(p.head, p.count)
+		body += uint64(len(p.head) + len(p.data))
+	}
+	cpSize := leb128.SelfSize(body)
+	w.cpHead = append(leb128.AppendUvarint(w.cpHead[:0], cpSize), cp...)
+
+	md := leb128.AppendUvarint(w.scratch[:0], uint64(w.chunkStart))
+	md = leb128.AppendUvarint(md, 0)
+	md = leb128.AppendUvarint(md, uint64(w.mdID))
+	md = append(md, w.mdBody...)
+	w.mdRecord = AppendRecord(w.mdRecord[:0], 0, md)
+	w.scratch = md
+
+	cpOff := int64(HeaderSize + len(w.events))
+	mdOff := cpOff + int64(cpSize)
+	h := w.header[:]
+	be := binary.BigEndian
+	copy(h, Magic[:])
+	be.PutUint16(h[4:], 2)
+	be.PutUint16(h[6:], 1)
+	be.PutUint64(h[8:], uint64(mdOff+int64(len(w.mdRecord))))
+	be.PutUint64(h[16:], uint64(cpOff))
+	be.PutUint64(h[24:], uint64(mdOff))
+	be.PutUint64(h[32:], uint64(w.clock0.StartNanos+w.nanosOf(w.chunkStart-w.clock0.StartTicks)))
+	be.PutUint64(h[40:], uint64(w.nanosOf(dur)))
+	be.PutUint64(h[48:], uint64(w.chunkStart))
+	be.PutUint64(h[56:], uint64(w.tps))
+	h[64] = 0 // finished
+	h[65] = 0
+	be.PutUint16(h[66:], FlagCompressedInts)
+}
+
+// flushPending writes out the finished chunk, marking it final if asked.
+func (w *Writer) flushPending(final bool) error {
+	if !w.pending {
+		return nil
+	}
+	w.pending = false
+	if final {
+		binary.BigEndian.PutUint16(w.header[66:], FlagCompressedInts|FlagFinalChunk)
+	}
+	parts := [][]byte{w.header[:], w.events, w.cpHead}
+	for _, p := range w.pools {
+		if p.count > 0 {
+			parts = append(parts, p.head, p.data)
+		}
+	}
+	parts = append(parts, w.mdRecord)
+	for _, b := range parts {
+		if _, err := w.w.Write(b); err != nil {
+			w.err = fmt.Errorf("jfr: write: %w", err)
+			return w.err
+		}
+	}
+	w.wroteChunk = true
+	return nil
+}
+
+// Close finishes the open chunk at the current tick (Now), or writes an
+// empty chunk if nothing was written, and writes the last chunk with the
+// final-chunk flag. It does not close the underlying io.Writer.
+func (w *Writer) Close() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if w.open || (!w.pending && !w.wroteChunk) {
+		end := w.now()
+		if w.open {
+			end = max(end, w.chunkStart)
+		} else {
+			end = max(end, w.nextStart)
+		}
+		if err := w.EndChunk(end); err != nil {
+			return err
+		}
+	}
+	err := w.flushPending(true)
+	w.closed = true
+	return err
+}
