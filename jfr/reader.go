@@ -218,6 +218,12 @@ func (r *Reader) readMetadata(c *Chunk) error {
 	return nil
 }
 
+// ChunkDone tells whether every record of the current chunk has been read,
+// so the next ReadRecord or ReadEvent moves to the next chunk.
+func (r *Reader) ChunkDone() bool {
+	return r.chunk == nil || r.pos >= int64(len(r.chunk.data))
+}
+
 // ReadRecord returns the next record of the recording, moving to the next
 // chunk when the current one is done. It returns io.EOF at the end.
 func (r *Reader) ReadRecord() (Record, error) {

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Command is one subcommand.
+type Command struct {
+	Name      string
+	UsageLine string // e.g. "summary FILE"
+	Short     string // one line for the command list
+	Long      string // the help text
+	// SetFlags declares the command's flags on fs; it may be nil.
+	SetFlags func(fs *flag.FlagSet)
+	// Run runs the command with its parsed flags and remaining arguments.
+	Run func(ctx context.Context, env *Env, fs *flag.FlagSet, args []string) error
+}
+
+// Env is what a command sees of the process.
+type Env struct {
+	Program        string
+	Stdout, Stderr io.Writer
+}
+
+// UsageError makes Main print the command's usage and exit with status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// ExitError ends the program with the given status after Main has printed
+// nothing more: the command has already reported what went wrong.
+type ExitError struct{ Status int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Status) }
+
+// Main runs the subcommand named by args[0] and returns the exit status.
+func Main(ctx context.Context, env *Env, cmds []*Command, args []string) int {
+	if len(args) == 0 {
+		printUsage(env.Stderr, env.Program, cmds)
+		return 2
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+		if len(args) > 1 {
+			if c := find(cmds, args[1]); c != nil {
+				printHelp(env.Stdout, env.Program, c)
+				return 0
+			}
+			fmt.Fprintf(env.Stderr, "%s help %s: unknown command\n", env.Program, args[1])
+			return 2
+		}
+		printUsage(env.Stdout, env.Program, cmds)
+		return 0
+	}
+	c := find(cmds, name)
+	if c == nil {
+		fmt.Fprintf(env.Stderr, "%s %s: unknown command\nRun '%s help' for usage.\n", env.Program, name, env.Program)
+		return 2
+	}
+	fs := flag.NewFlagSet(env.Program+" "+c.Name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "usage: %s %s\n", env.Program, c.UsageLine)
+		if hasFlags(fs) {
+			fs.PrintDefaults()
+		}
+		fmt.Fprintf(env.Stderr, "Run '%s help %s' for details.\n", env.Program, c.Name)
+	}
+	if c.SetFlags != nil {
+		c.SetFlags(fs)
+	}
+	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(env.Stdout, env.Program, c)
+			return 0
+		}
+		return 2
+	}
+	err := c.Run(ctx, env, fs, fs.Args())
+	var ue *UsageError
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "%s %s: %s\n", env.Program, c.Name, ue.Msg)
+		fs.Usage()
+		return 2
+	case errors.As(err, &ee):
+		return ee.Status
+	default:
+		fmt.Fprintf(env.Stderr, "%s %s: %v\n", env.Program, c.Name, err)
+		return 1
+	}
+}
+
+// interleave moves flags that follow positional arguments to the front, so
+// `print FILE --json` works as `print --json FILE` does (as jfr allows).
+// Everything after "--" stays positional.
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		// A non-boolean flag takes the next argument as its value.
+		if f := fs.Lookup(name); f != nil && !isBool(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return append(append(flags, "--"), pos...)
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+func find(cmds []*Command, name string) *Command {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func printUsage(w io.Writer, prog string, cmds []*Command) {
+	fmt.Fprintf(w, "%s records and reads JDK Flight Recorder files.\n\nUsage:\n\n\t%s <command> [arguments]\n\nThe commands are:\n\n", prog, prog)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "\t%-10s %s\n", c.Name, c.Short)
+	}
+	fmt.Fprintf(w, "\nUse \"%s help <command>\" for more information about a command.\n", prog)
+}
+
+func printHelp(w io.Writer, prog string, c *Command) {
+	fmt.Fprintf(w, "usage: %s %s\n\n%s\n", prog, c.UsageLine, strings.TrimSpace(c.Long))
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+	if c.SetFlags != nil {
+		c.SetFlags(fs)
+	}
+	if hasFlags(fs) {
+		fmt.Fprintf(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
