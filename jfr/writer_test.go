@@ -1,0 +1,514 @@
+package jfr
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/flightrec/flightrec/internal/leb128"
+	"github.com/flightrec/flightrec/internal/spec"
+)
+
+const (
+	testStartNanos = 1_750_000_000_123_456_789
+	testStartTicks = 5_000_000
+)
+
+// allKindsEvents returns field values for go.AllKinds events covering
+// edge values of every kind.
+func allKindsEvents(t testing.TB, md *Metadata) [][]Value {
+	ev := class(t, md, "go.AllKinds")
+	inner := class(t, md, "go.Inner")
+	outer := class(t, md, "go.Outer")
+	endpoint := class(t, md, "go.Endpoint")
+	strClass := class(t, md, spec.String)
+	intClass := class(t, md, spec.Int)
+	mkInner := func(a int64, tags ...string) Value {
+		vs := make([]Value, len(tags))
+		for i, s := range tags {
+			vs[i] = StringValue(s)
+		}
+		return StructValue(inner, IntValue(KindLong, a), ArrayValue(strClass, vs...))
+	}
+	type row struct {
+		b                  bool
+		i8, i16, c         int64
+		i32, i64           int64
+		f32, f64           float64
+		s                  Value
+		ints               []int64
+		strs               []Value
+		endpoint           uint64
+		endpoints          []uint64
+		thread, stack, sym uint64
+	}
+	rows := []row{
+		{true, -128, -32768, 'A', -2147483648, -9223372036854775808, -1.5, 3.141592653589793, StringValue("ascii"), []int64{1, -1, 1 << 30}, []Value{StringValue("x"), StringValue("")}, 1, []uint64{1, 2}, 1, 1, 1},
+		{false, 127, 32767, 0xffff, 2147483647, 9223372036854775807, 3.4e38, -1e-300, StringValue("Grüße, 世界 🚀"), nil, nil, 2, nil, 0, 0, 4},
+		{true, 0, 0, 0x20ac, 0, 0, 0, 0, StringValue(""), []int64{0}, []Value{NullString(), PooledStringValue(7)}, 0, []uint64{0}, 1, 0, 0},
+		{false, -1, -1, 'z', -1, -1, 1, 1, NullString(), []int64{}, []Value{}, 1, nil, 0, 1, 2},
+		{true, 1, 1, 1, 1, 1, 1, 1, PooledStringValue(7), []int64{5}, []Value{StringValue(strings.Repeat("long string ", 50))}, 2, []uint64{2}, 1, 1, 3},
+	}
+	var out [][]Value
+	for i, r := range rows {
+		ints := make([]Value, len(r.ints))
+		for j, n := range r.ints {
+			ints[j] = IntValue(KindInt, n)
+		}
+		eps := make([]Value, len(r.endpoints))
+		for j, k := range r.endpoints {
+			eps[j] = RefValue(endpoint, k)
+		}
+		ref := func(name string, k uint64) Value {
+			if k == 0 {
+				return Null()
+			}
+			return RefValue(class(t, md, name), k)
+		}
+		fields := []Value{
+			IntValue(KindLong, testStartTicks+int64(i)*1000),
+			IntValue(KindLong, int64(i)*250),
+			ref(spec.Thread, r.thread),
+			ref(spec.StackTrace, r.stack),
+			BoolValue(r.b),
+			IntValue(KindByte, r.i8),
+			IntValue(KindShort, r.i16),
+			IntValue(KindChar, r.c),
+			IntValue(KindInt, r.i32),
+			IntValue(KindLong, r.i64),
+			FloatValue(KindFloat, r.f32),
+			FloatValue(KindDouble, r.f64),
+			r.s,
+			ArrayValue(intClass, ints...),
+			ArrayValue(strClass, r.strs...),
+			StructValue(outer, mkInner(int64(i), "t1", "t2"), ArrayValue(inner, mkInner(-1), mkInner(2, "ü")), ref("go.Endpoint", r.endpoint)),
+			ref("go.Endpoint", r.endpoint),
+			ArrayValue(endpoint, eps...),
+			ref(spec.Symbol, r.sym),
+		}
+		if len(fields) != len(ev.Fields) {
+			t.Fatalf("%d values for %d fields", len(fields), len(ev.Fields))
+		}
+		out = append(out, fields)
+	}
+	return out
+}
+
+// writeAllKinds writes the test constants and events into the current
+// chunk of w.
+func writeAllKinds(t testing.TB, w *Writer, events [][]Value) {
+	md := w.Metadata()
+	addStandardConstants(t, w)
+	endpoint := class(t, md, "go.Endpoint")
+	must(t, w.AddConstant(endpoint, 1, StructValue(endpoint, StringValue("localhost"), IntValue(KindInt, 8080))))
+	must(t, w.AddConstant(endpoint, 2, StructValue(endpoint, StringValue("example.com"), IntValue(KindInt, 443))))
+	must(t, w.AddConstant(class(t, md, spec.String), 7, StringValue("pooled string")))
+	for _, fs := range events {
+		must(t, w.WriteEvent(class(t, md, "go.AllKinds"), fs))
+	}
+}
+
+func TestWriterAllKinds(t *testing.T) {
+	md := testTypes(t)
+	events := allKindsEvents(t, md)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks})
+	must(t, w.SetMetadata(md))
+	writeAllKinds(t, w, events)
+	must(t, w.Close())
+
+	i := 0
+	d := valueDiff{}
+	readEvents(t, buf.Bytes(), func(ev *Event) {
+		if ev.Type.Name != "go.AllKinds" {
+			t.Fatalf("event type %s", ev.Type.Name)
+		}
+		want := events[i]
+		for j := range want {
+			if s := d.diff(ev.Type.Fields[j].Name, want[j], ev.Fields[j]); s != "" {
+				t.Errorf("event %d: %s", i, s)
+			}
+		}
+		if got, want := ev.StartTime().UnixNano(), int64(testStartNanos+i*1000); got != want {
+			t.Errorf("event %d: start %d, want %d", i, got, want)
+		}
+		i++
+	})
+	if i != len(events) {
+		t.Fatalf("read %d events, want %d", i, len(events))
+	}
+
+	// References resolve to the constants written.
+	readEvents(t, buf.Bytes(), func(ev *Event) {
+		th := ev.Fields[2].Resolve()
+		if th.IsNull() {
+			return
+		}
+		name, _ := th.Field("javaName")
+		group, _ := th.Field("group")
+		gname, _ := group.Field("name")
+		if name.String() != "goroutine-1" || gname.String() != "main" {
+			t.Errorf("thread resolves to %q in group %q", name.String(), gname.String())
+		}
+		st, _ := ev.Field("stackTrace")
+		if !st.IsNull() && st.Resolve().Kind() == KindStruct {
+			frames, _ := st.Field("frames")
+			m, _ := frames.Index(0).Field("method")
+			mname, _ := m.Field("name")
+			if frames.Len() != 2 || mname.Resolve().String() != "(*conn).serve" {
+				t.Errorf("stack trace: %d frames, first method %q", frames.Len(), mname.Resolve().String())
+			}
+		}
+		ep, _ := ev.Field("endpoint")
+		if !ep.Resolve().IsNull() {
+			host, _ := ep.Field("host")
+			if h := host.String(); h != "localhost" && h != "example.com" {
+				t.Errorf("endpoint host %q", h)
+			}
+		}
+		s, _ := ev.Field("s")
+		if s.Encoding() == encPool && s.Resolve().String() != "pooled string" {
+			t.Errorf("pooled string resolves to %q", s.Resolve().String())
+		}
+	})
+}
+
+// header reads the chunk header at off in a file.
+func header(t testing.TB, data []byte, off int64) Header {
+	t.Helper()
+	h, err := parseHeader(data[off : off+HeaderSize])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestWriterMultiChunk(t *testing.T) {
+	md := testTypes(t)
+	events := allKindsEvents(t, md)
+	var buf bytes.Buffer
+	const tps = 2_500_000_000 // like the JVM's TSC clock: tick != ns
+	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks, TicksPerSecond: tps})
+	must(t, w.SetMetadata(md))
+	inst := class(t, md, "go.Instant")
+	const chunks = 4
+	for c := 0; c < chunks; c++ {
+		start := int64(testStartTicks + c*tps)
+		if c > 0 {
+			must(t, w.StartChunk(start))
+		}
+		writeAllKinds(t, w, events)
+		must(t, w.WriteEvent(inst, []Value{IntValue(KindLong, start+tps/2), IntValue(KindLong, int64(c))}))
+		if c < chunks-1 {
+			must(t, w.EndChunk(start+tps-1))
+		}
+	}
+	must(t, w.Close())
+
+	data := buf.Bytes()
+	var off int64
+	for c := 0; c < chunks; c++ {
+		h := header(t, data, off)
+		if h.Major != 2 || h.Minor != 1 || h.State != 0 || h.TicksPerSecond != tps {
+			t.Errorf("chunk %d: version %d.%d state %d tps %d", c, h.Major, h.Minor, h.State, h.TicksPerSecond)
+		}
+		wantFlags := uint16(1)
+		if c == chunks-1 {
+			wantFlags = 3
+		}
+		if got := binary.BigEndian.Uint16(data[off+66:]); got != wantFlags || data[off+64] != 0 {
+			t.Errorf("chunk %d: byte 64 = %d, flags %#x, want 0 and %#x", c, data[off+64], got, wantFlags)
+		}
+		if want := int64(testStartTicks + c*tps); h.StartTicks != want {
+			t.Errorf("chunk %d: start ticks %d, want %d", c, h.StartTicks, want)
+		}
+		if want := int64(testStartNanos + c*1e9); h.StartNanos != want {
+			t.Errorf("chunk %d: start nanos %d, want %d (one clock for the file)", c, h.StartNanos, want)
+		}
+		off += h.Size
+	}
+	if off != int64(len(data)) {
+		t.Errorf("chunks cover %d of %d bytes", off, len(data))
+	}
+
+	var instants []int64
+	n := readEvents(t, data, func(ev *Event) {
+		if ev.Type.Name == "go.Instant" {
+			c := ev.Fields[1].Int()
+			instants = append(instants, c)
+			if got, want := ev.StartTime().UnixNano(), testStartNanos+c*1e9+5e8; got != want {
+				t.Errorf("chunk %d: instant at %d, want %d", c, got, want)
+			}
+		}
+	})
+	if n != chunks || len(instants) != chunks {
+		t.Errorf("read %d chunks, %d instants; want %d", n, len(instants), chunks)
+	}
+}
+
+// A chunk without constants still gets a checkpoint (with no pools), and a
+// writer closed without events writes one empty chunk.
+func TestWriterEmpty(t *testing.T) {
+	md := testTypes(t)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos})
+	must(t, w.SetMetadata(md))
+	must(t, w.Close())
+	data := buf.Bytes()
+	h := header(t, data, 0)
+	if h.Size != int64(len(data)) || h.ConstantPoolOffset != HeaderSize || binary.BigEndian.Uint16(data[66:]) != 3 {
+		t.Fatalf("header %+v for %d bytes", h, len(data))
+	}
+	// size, type 1, start, duration, delta 0, mask 0, 0 pools
+	cp := data[HeaderSize:h.MetadataOffset]
+	if cp[1] != 1 || cp[len(cp)-3] != 0 || cp[len(cp)-2] != 0 || cp[len(cp)-1] != 0 || int(cp[0]) != len(cp) {
+		t.Errorf("checkpoint % x", cp)
+	}
+	if n := readEvents(t, data, func(*Event) {}); n != 1 {
+		t.Errorf("%d chunks", n)
+	}
+	if err := w.WriteEvent(class(t, md, "go.Instant"), nil); !errors.Is(err, ErrWriterClosed) {
+		t.Errorf("write after close: %v", err)
+	}
+}
+
+// Event sizes are minimal self-inclusive varints around the 1- and 2-byte
+// boundaries.
+func TestWriterEventSizes(t *testing.T) {
+	b := NewMetadataBuilder()
+	if _, err := b.AddEvent(EventType{Name: "go.Str", Fields: []FieldType{{Name: "s", Type: spec.String}}}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := b.Build()
+	must(t, err)
+	ev := md.ClassByName("go.Str")
+	var buf bytes.Buffer
+	w := NewWriter(&buf, nil)
+	must(t, w.SetMetadata(md))
+	var lens []int
+	for n := 100; n < 140; n++ {
+		lens = append(lens, n)
+	}
+	for n := 16300; n < 16400; n++ {
+		lens = append(lens, n)
+	}
+	for _, n := range lens {
+		must(t, w.WriteEvent(ev, []Value{IntValue(KindLong, 1), StringValue(strings.Repeat("x", n))}))
+	}
+	must(t, w.Close())
+	data := buf.Bytes()
+	r := NewReader(bytes.NewReader(data), nil)
+	i := 0
+	for {
+		rec, err := r.ReadRecord()
+		if err != nil {
+			break
+		}
+		if rec.TypeID != ev.ID {
+			continue
+		}
+		size, n := leb128.Uvarint(data[rec.Offset:])
+		if size != uint64(rec.Size) || n != leb128.Len(size) || n != leb128.Len(leb128.SelfSize(size-uint64(n))) {
+			t.Errorf("string of %d: size %d in %d bytes", lens[i], size, n)
+		}
+		if min := leb128.SelfSize(size - uint64(n)); min != size {
+			t.Errorf("string of %d: size %d, minimal %d", lens[i], size, min)
+		}
+		i++
+	}
+	if i != len(lens) {
+		t.Errorf("%d events, want %d", i, len(lens))
+	}
+	var got []int
+	readEvents(t, data, func(ev *Event) { got = append(got, len(ev.Fields[1].String())) })
+	for i := range got {
+		if got[i] != lens[i] {
+			t.Fatalf("event %d: string of %d, want %d", i, got[i], lens[i])
+		}
+	}
+}
+
+// Events encoded by the caller: a payload, and pre-framed records with
+// 4-byte padded sizes as a per-P buffer holds them.
+func TestWriterPayloads(t *testing.T) {
+	md := testTypes(t)
+	inst := class(t, md, "go.Instant")
+	var buf bytes.Buffer
+	w := NewWriter(&buf, nil)
+	must(t, w.SetMetadata(md))
+	payload := leb128.AppendUvarint(leb128.AppendUvarint(nil, 10), 20)
+	must(t, w.WriteEventPayload(inst.ID, payload))
+	rec := make([]byte, 4, 32)
+	rec = leb128.AppendUvarint(rec, uint64(inst.ID))
+	rec = leb128.AppendUvarint(rec, 30)
+	rec = leb128.AppendUvarint(rec, 40)
+	leb128.PutPadded(rec[:4], uint64(len(rec)))
+	recs := append(append([]byte(nil), rec...), AppendRecord(nil, inst.ID, []byte{50, 60})...)
+	must(t, w.WriteRecords(recs))
+	if err := w.WriteRecords(rec[:len(rec)-1]); err == nil {
+		t.Error("truncated record accepted")
+	}
+	must(t, w.Close())
+	var got []int64
+	readEvents(t, buf.Bytes(), func(ev *Event) { got = append(got, ev.Fields[0].Int(), ev.Fields[1].Int()) })
+	if want := []int64{10, 20, 30, 40, 50, 60}; !equalInts(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWriterErrors(t *testing.T) {
+	md := testTypes(t)
+	other := testTypes(t)
+	inst := class(t, md, "go.Instant")
+	var buf bytes.Buffer
+	w := NewWriter(&buf, nil)
+	if err := w.WriteEvent(inst, []Value{IntValue(KindLong, 1), IntValue(KindLong, 2)}); err == nil {
+		t.Error("event without metadata accepted")
+	}
+	must(t, w.SetMetadata(md))
+	for _, c := range []struct {
+		name   string
+		fields []Value
+	}{
+		{"int for long", []Value{IntValue(KindLong, 1), IntValue(KindInt, 2)}},
+		{"string for long", []Value{IntValue(KindLong, 1), StringValue("x")}},
+		{"too few", []Value{IntValue(KindLong, 1)}},
+	} {
+		if err := w.WriteEvent(inst, c.fields); err == nil {
+			t.Errorf("%s: accepted", c.name)
+		}
+	}
+	if err := w.WriteEvent(inst, []Value{IntValue(KindLong, 1), StringValue("x")}); !errors.Is(err, ErrValueKind) {
+		t.Errorf("kind mismatch: %v", err)
+	}
+	if err := w.WriteEvent(other.ClassByName("go.Instant"), []Value{IntValue(KindLong, 1), IntValue(KindLong, 2)}); err == nil {
+		t.Error("class of another metadata accepted")
+	}
+	th := class(t, md, spec.Thread)
+	if err := w.AddConstant(th, 1, StringValue("x")); !errors.Is(err, ErrValueKind) {
+		t.Errorf("string as thread: %v", err)
+	}
+	ev := class(t, md, "go.AllKinds")
+	fields := allKindsEvents(t, md)[0]
+	fields[2] = RefValue(class(t, md, spec.StackTrace), 1) // stack trace where a thread belongs
+	if err := w.WriteEvent(ev, fields); !errors.Is(err, ErrValueKind) {
+		t.Errorf("wrong reference class: %v", err)
+	}
+	must(t, w.WriteEvent(inst, []Value{IntValue(KindLong, 1), IntValue(KindLong, 2)}))
+	if err := w.SetMetadata(other); err == nil {
+		t.Error("metadata changed inside a chunk")
+	}
+	must(t, w.Close())
+	// The failed writes left nothing behind: one event.
+	n := 0
+	readEvents(t, buf.Bytes(), func(*Event) { n++ })
+	if n != 1 {
+		t.Errorf("%d events", n)
+	}
+}
+
+func TestWriteEventAllocs(t *testing.T) {
+	md := testTypes(t)
+	inst := class(t, md, "go.Instant")
+	ev := class(t, md, "go.AllKinds")
+	w := NewWriter(discard{}, nil)
+	must(t, w.SetMetadata(md))
+	all := allKindsEvents(t, md)
+	fields := []Value{IntValue(KindLong, 1), IntValue(KindLong, 2)}
+	for i := 0; i < 10000; i++ {
+		must(t, w.WriteEvent(inst, fields))
+		must(t, w.WriteEvent(ev, all[i%len(all)]))
+	}
+	must(t, w.EndChunk(w.Now()))
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		_ = w.WriteEvent(inst, fields)
+		_ = w.WriteEvent(ev, all[i%len(all)])
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per event", allocs)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// The builder's metadata survives a write and read unchanged, and metadata
+// read from a file can be written again.
+func TestMetadataRoundTrip(t *testing.T) {
+	md := testTypes(t)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, nil)
+	must(t, w.SetMetadata(md))
+	must(t, w.Close())
+	r := NewReader(bytes.NewReader(buf.Bytes()), nil)
+	c, err := r.NextChunk()
+	must(t, err)
+	if a, b := metadataText(md), metadataText(c.Metadata); a != b {
+		t.Errorf("metadata differs after a round trip:\n%s\n---\n%s", a, b)
+	}
+	f := c.Metadata.ClassByName("go.AllKinds").Fields
+	if ct, ok := f[1].ContentType(); !ok || ct.Name() != spec.Timespan || ct.Value() != "TICKS" {
+		t.Errorf("duration content type %v", ct)
+	}
+	if cat, _ := c.Metadata.ClassByName("go.AllKinds").Annotation(spec.Category); len(cat.Values) != 2 || cat.Values[1].Key != "value-1" {
+		t.Errorf("category %v", cat.Values)
+	}
+}
+
+// metadataText renders metadata for comparison.
+func metadataText(md *Metadata) string {
+	var sb strings.Builder
+	anns := func(as []Annotation) {
+		for _, a := range as {
+			sb.WriteString(" @" + a.Name())
+			for _, v := range a.Values {
+				sb.WriteString(" " + v.Key + "=" + v.Value)
+			}
+		}
+	}
+	for _, c := range md.Classes {
+		sb.WriteString(c.Name + " " + c.SuperType)
+		if c.SimpleType {
+			sb.WriteString(" simple")
+		}
+		anns(c.Annotations)
+		sb.WriteString("\n")
+		for _, f := range c.Fields {
+			sb.WriteString("  " + f.Name + " " + f.Type.Name)
+			if f.Array {
+				sb.WriteString("[]")
+			}
+			if f.ConstantPool {
+				sb.WriteString(" cp")
+			}
+			anns(f.Annotations)
+			sb.WriteString("\n")
+		}
+		for _, s := range c.Settings {
+			sb.WriteString("  setting " + s.Name + " " + s.Type.Name + " " + s.DefaultValue)
+			anns(s.Annotations)
+			sb.WriteString("\n")
+		}
+	}
+	for _, a := range md.Region {
+		sb.WriteString(a.Key + "=" + a.Value + "\n")
+	}
+	return sb.String()
+}
