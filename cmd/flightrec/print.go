@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/flightrec/flightrec/internal/cli"
+	"github.com/flightrec/flightrec/internal/jfrtool"
+)
+
+var printCmd = &cli.Command{
+	Name:      "print",
+	UsageLine: "print [--json] [--events FILTER] [--categories FILTER] [--stack-depth N] FILE",
+	Short:     "print the events of a recording as jfr print does",
+	Long: `
+Print writes every event of a recording, with all its fields, in the human
+format of 'jfr print' or, with --json, in the JSON of 'jfr print --json'.
+The output is byte for byte what jfr 17 writes: chunk by chunk, a chunk's
+events sorted by end time; constants (threads, stack traces, classes) are
+expanded in full in JSON and summarised in the human format.
+
+--events and --categories select event types by comma-separated,
+case-sensitive globs (* and ?). An event name matches with or without its
+package (CPULoad, jdk.CPULoad, CPU*); a category matches by name or, for
+names with spaces, by acronym (JVM for Java Virtual Machine). A type
+selected by either option is printed.
+
+--stack-depth sets how many frames of each stack trace are printed
+(default 5).
+
+If the file is truncated or corrupt, the events of the complete chunks are
+printed, then an error naming the chunk and byte offset, and the exit
+status is 1.`,
+	SetFlags: func(fs *flag.FlagSet) {
+		fs.Bool("json", false, "print in JSON")
+		fs.String("events", "", "select events by `name` globs, comma-separated")
+		fs.String("categories", "", "select events by `category` globs, comma-separated")
+		fs.Int("stack-depth", 5, "number of stack frames printed per stack `trace`")
+	},
+	Run: func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
+		if len(args) != 1 {
+			return cli.Usagef("expected one recording file, got %d arguments", len(args))
+		}
+		opts := jfrtool.PrintOptions{
+			Events:     fs.Lookup("events").Value.String(),
+			Categories: fs.Lookup("categories").Value.String(),
+			StackDepth: fs.Lookup("stack-depth").Value.(flag.Getter).Get().(int),
+		}
+		if opts.StackDepth < 0 {
+			return cli.Usagef("stack depth must be zero or a positive integer")
+		}
+		format := jfrtool.FormatPretty
+		if fs.Lookup("json").Value.(flag.Getter).Get().(bool) {
+			format = jfrtool.FormatJSON
+		}
+		rec, err := openRecording(args[0])
+		if err != nil {
+			return err
+		}
+		defer rec.Close()
+		if err := jfrtool.Print(env.Stdout, rec.Reader, format, opts); err != nil {
+			return rec.fileError(err)
+		}
+		return nil
+	},
+}
