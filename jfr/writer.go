@@ -52,9 +52,10 @@ type Writer struct {
 	chunkStart int64 // ticks
 	nextStart  int64 // ticks at which the next chunk starts
 	events     []byte
-	pools      []*poolBuf // in order of first use, for the current metadata
+	pools      []*poolBuf // in order of first use
 	poolOf     map[*Class]*poolBuf
-	nconst     int // constants added to the current chunk
+	poolsMD    *Metadata // the metadata whose classes key poolOf
+	nconst     int       // constants added to the current chunk
 
 	// A finished chunk waits here until it is known whether it is the last.
 	pending    bool
@@ -147,8 +148,6 @@ func (w *Writer) SetMetadata(md *Metadata) error {
 	// previous chunk's (jfr-format.md §1.2).
 	w.mdID++
 	w.mdBody = appendElements(w.mdBody[:0], metadataElements(md))
-	w.pools = w.pools[:0]
-	clear(w.poolOf)
 	return nil
 }
 
@@ -190,6 +189,13 @@ func (w *Writer) begin() error {
 	w.chunkStart = w.nextStart
 	w.events = w.events[:0]
 	w.nconst = 0
+	if w.poolsMD != w.md {
+		// Pools are per class; a pending chunk of the old metadata has
+		// been written above, so its buffers can go.
+		w.pools = w.pools[:0]
+		clear(w.poolOf)
+		w.poolsMD = w.md
+	}
 	for _, p := range w.pools {
 		p.count = 0
 		// Keep small buffers for the next chunk; let a huge one go.

@@ -512,3 +512,36 @@ func metadataText(md *Metadata) string {
 	}
 	return sb.String()
 }
+
+// Metadata may change between chunks; each chunk carries its own metadata
+// (with a new id) and its own constants.
+func TestWriterMetadataChange(t *testing.T) {
+	md1 := testTypes(t)
+	b := NewMetadataBuilder()
+	_, err := b.AddEvent(EventType{Name: "go.Other", Thread: true, Fields: []FieldType{{Name: "s", Type: spec.String}}})
+	must(t, err)
+	md2, err := b.Build()
+	must(t, err)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos})
+	must(t, w.SetMetadata(md1))
+	writeAllKinds(t, w, allKindsEvents(t, md1))
+	must(t, w.EndChunk(100))
+	must(t, w.SetMetadata(md2))
+	addStandardConstants(t, w)
+	must(t, w.WriteEvent(md2.ClassByName("go.Other"), []Value{IntValue(KindLong, 150), RefValue(md2.ClassByName(spec.Thread), 1), StringValue("second")}))
+	must(t, w.Close())
+	var types []string
+	n := readEvents(t, buf.Bytes(), func(ev *Event) {
+		types = append(types, ev.Type.Name)
+		if th := ev.Fields[2].Resolve(); ev.Type.Name == "go.Other" && th.IsNull() {
+			t.Errorf("%s: thread does not resolve", ev.Type.Name)
+		}
+	})
+	if n != 2 || len(types) != 6 || types[5] != "go.Other" {
+		t.Errorf("%d chunks, events %v", n, types)
+	}
+	if binary.BigEndian.Uint16(buf.Bytes()[66:]) != 1 {
+		t.Errorf("first chunk flagged final")
+	}
+}
