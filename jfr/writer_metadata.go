@@ -112,13 +112,13 @@ func (b *MetadataBuilder) AddEvent(e EventType) (int64, error) {
 		Name:        e.Name,
 		SuperType:   spec.SuperEvent,
 		Fields:      fields,
-		Annotations: spec.EventAnnotations(e.Label, e.Description, e.Category),
+		Annotations: spec.ClassAnnotations(e.Label, e.Description, e.Category),
 	})
 }
 
 // AddType declares a struct or constant-pool type and returns its id.
 func (b *MetadataBuilder) AddType(s StructType) (int64, error) {
-	t := spec.Type{Name: s.Name, SimpleType: s.SimpleType, Annotations: spec.EventAnnotations(s.Label, s.Description, nil)}
+	t := spec.Type{Name: s.Name, SimpleType: s.SimpleType, Annotations: spec.ClassAnnotations(s.Label, s.Description, nil)}
 	for _, f := range s.Fields {
 		t.Fields = append(t.Fields, specField(f))
 	}
@@ -253,7 +253,7 @@ func rootElement(md *mdElement, region []Attr) *mdElement {
 	return &mdElement{name: "root", children: []*mdElement{md, {name: "region", attrs: region}}}
 }
 
-// elements turns a Metadata back into the element tree of its record.
+// metadataElements turns a Metadata back into the element tree of its record.
 func metadataElements(m *Metadata) *mdElement {
 	anns := func(as []Annotation) []*mdElement {
 		var out []*mdElement

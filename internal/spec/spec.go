@@ -268,9 +268,9 @@ func EventFields(timed, thread, stackTrace bool) []Field {
 	return fs
 }
 
-// EventAnnotations returns the class annotations of an event type: label,
+// ClassAnnotations returns the annotations of an event or struct type: label,
 // description and category path, each only if given.
-func EventAnnotations(lbl, description string, category []string) []Annotation {
+func ClassAnnotations(lbl, description string, category []string) []Annotation {
 	var as []Annotation
 	if lbl != "" {
 		as = append(as, label(lbl))

@@ -80,7 +80,7 @@ func TestEventFields(t *testing.T) {
 		for _, thread := range []bool{false, true} {
 			for _, stack := range []bool{false, true} {
 				ev := Type{ID: FirstUserID, Name: "test.Event", SuperType: SuperEvent, Fields: EventFields(timed, thread, stack),
-					Annotations: EventAnnotations("Test", "A test event", []string{"Go", "Test"})}
+					Annotations: ClassAnnotations("Test", "A test event", []string{"Go", "Test"})}
 				if err := Check(append(append([]Type(nil), Types...), ev)); err != nil {
 					t.Errorf("timed=%v thread=%v stack=%v: %v", timed, thread, stack, err)
 				}
