@@ -238,7 +238,7 @@ type classPlan struct {
 
 type fieldPlan struct {
 	f         *jfr.Field
-	jsonName  []byte // indentation not included: "name": 
+	jsonName  []byte // indentation not included: "name":
 	shape     int    // of the field (array, struct, scalar)
 	elemShape int    // of one element, for arrays
 	frames    bool   // array of stack frames: cut at StackDepth
@@ -498,5 +498,3 @@ func glob(pattern, s string) bool {
 	}
 	return true
 }
-
-func classKind(name string) int { return 0 }
