@@ -21,5 +21,5 @@ func run(ctx context.Context, args []string, stdout, stderr *os.File) int {
 }
 
 func commands() []*cli.Command {
-	return []*cli.Command{summaryCmd, printCmd}
+	return []*cli.Command{summaryCmd, printCmd, metadataCmd}
 }
