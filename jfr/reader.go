@@ -120,6 +120,9 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			if n < 4 || [4]byte(r.buf[:4]) != Magic {
+				if idx > 0 {
+					return nil, fail(off, fmt.Errorf("%w: %d bytes after the last chunk are not a chunk", ErrNotJFR, n))
+				}
 				return nil, fail(off, ErrNotJFR)
 			}
 			return nil, fail(off+int64(n), fmt.Errorf("%w: chunk header has %d of %d bytes", ErrTruncated, n, HeaderSize))
@@ -128,6 +131,9 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	}
 	h, err := parseHeader(r.buf)
 	if err != nil {
+		if idx > 0 && errors.Is(err, ErrNotJFR) {
+			err = fmt.Errorf("%w: the bytes after chunk %d are not a chunk", ErrNotJFR, idx-1)
+		}
 		return nil, fail(off, err)
 	}
 	if h.Size > r.opts.maxChunkSize() {
@@ -285,6 +291,23 @@ func (r *Reader) ReadEvent(ev *Event) error {
 		}
 		return nil
 	}
+}
+
+// DecodeEvent decodes the event record rec of this chunk (as returned by
+// ReadRecord while the chunk was current) into ev. It lets a caller visit a
+// chunk's events in another order, as `jfr print` does when it sorts them by
+// end time. It fails for metadata and checkpoint records and for records of
+// types missing from the metadata.
+func (c *Chunk) DecodeEvent(rec Record, ev *Event) error {
+	start := rec.Offset - c.Offset
+	if start < HeaderSize || rec.Size <= 0 || start+rec.Size > int64(len(c.data)) {
+		return c.errorAt(start, fmt.Errorf("record at %d (%d bytes) is not in this chunk", rec.Offset, rec.Size))
+	}
+	cl := c.Metadata.Class(rec.TypeID)
+	if cl == nil || rec.TypeID == 0 || rec.TypeID == 1 {
+		return c.errorAt(start, fmt.Errorf("record of type %d is not an event", rec.TypeID))
+	}
+	return c.decodeEvent(rec, cl, ev)
 }
 
 // decodeEvent decodes the fields of the record into ev.
