@@ -25,8 +25,8 @@ If the file is truncated or corrupt, the types of the complete chunks are
 printed, then an error naming the chunk and byte offset, and the exit
 status is 1.`,
 	SetFlags: func(fs *flag.FlagSet) {
-		fs.String("events", "", "select events by `name` globs, comma-separated")
-		fs.String("categories", "", "select events by `category` globs, comma-separated")
+		fs.String("events", "", "print only event types whose name matches one of the comma-separated `globs`")
+		fs.String("categories", "", "print only event types with a category matching one of the comma-separated `globs`")
 	},
 	Run: func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 		if len(args) != 1 {

@@ -33,9 +33,9 @@ printed, then an error naming the chunk and byte offset, and the exit
 status is 1.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "print in JSON")
-		fs.String("events", "", "select events by `name` globs, comma-separated")
-		fs.String("categories", "", "select events by `category` globs, comma-separated")
-		fs.Int("stack-depth", 5, "number of stack frames printed per stack `trace`")
+		fs.String("events", "", "print only events whose name matches one of the comma-separated `globs`")
+		fs.String("categories", "", "print only events with a category matching one of the comma-separated `globs`")
+		fs.Int("stack-depth", 5, "print at most `N` frames of each stack trace")
 	},
 	Run: func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 		if len(args) != 1 {

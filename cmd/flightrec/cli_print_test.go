@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// runCmd runs flightrec with args and returns its exit status, stdout and
+// stderr.
+func runCmd(t *testing.T, args ...string) (int, []byte, []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	stdout, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := run(context.Background(), args, stdout, stderr)
+	stdout.Close()
+	stderr.Close()
+	o, _ := os.ReadFile(stdout.Name())
+	e, _ := os.ReadFile(stderr.Name())
+	return code, o, e
+}
+
+// truncatedRecording writes the 3-chunk all-types recording cut in the
+// middle of its last chunk and returns its path and the offset where its
+// last complete chunk ends.
+func truncatedRecording(t *testing.T) (string, int64) {
+	t.Helper()
+	f, err := os.Open("../../jfr/testdata/jdk17-alltypes.jfr.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []int64
+	for off := int64(0); off+68 <= int64(len(data)); {
+		off += int64(binary.BigEndian.Uint64(data[off+8:]))
+		ends = append(ends, off)
+	}
+	if len(ends) < 3 {
+		t.Fatalf("%d chunks, want 3", len(ends))
+	}
+	path := filepath.Join(t.TempDir(), "trunc.jfr")
+	if err := os.WriteFile(path, data[:ends[1]+1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, ends[1]
+}
+
+func TestPrintTruncatedCLI(t *testing.T) {
+	path, _ := truncatedRecording(t)
+	code, out, errOut := runCmd(t, "print", "--json", path)
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	want := regexp.MustCompile(`^flightrec print: ` + regexp.QuoteMeta(path) + `: chunk 2, byte offset \d+: .*truncated.*\n$`)
+	if !want.Match(errOut) {
+		t.Errorf("stderr %q does not match %s", errOut, want)
+	}
+	// The complete chunks are printed as a whole JSON document.
+	if !json.Valid(out) || !bytes.Contains(out, []byte(`"type": `)) {
+		t.Errorf("stdout is not a JSON document with events (%d bytes)", len(out))
+	}
+	code, out, errOut = runCmd(t, "print", path)
+	if code != 1 || !bytes.HasSuffix(out, []byte("}\n\n")) || len(errOut) == 0 {
+		t.Errorf("human format: exit %d, %d bytes out, stderr %q", code, len(out), errOut)
+	}
+	code, _, errOut = runCmd(t, "metadata", path)
+	if code != 1 || !bytes.Contains(errOut, []byte("chunk 2")) {
+		t.Errorf("metadata: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestPrintUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"print"},
+		{"print", "--stack-depth", "-1", "x.jfr"},
+		{"print", "--stack-depth", "abc", "x.jfr"},
+		{"print", "a.jfr", "b.jfr"},
+		{"metadata"},
+	} {
+		if code, _, _ := runCmd(t, args...); code != 2 {
+			t.Errorf("%q: exit status %d, want 2", args, code)
+		}
+	}
+	code, _, errOut := runCmd(t, "print", filepath.Join(t.TempDir(), "missing.jfr"))
+	if code != 1 || !bytes.HasPrefix(errOut, []byte("flightrec print: ")) {
+		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
+	}
+}
