@@ -21,6 +21,10 @@ type ReaderOptions struct {
 	// default the first chunk's clock is used for every chunk, as the JDK's
 	// reader (and so `jfr print`) does.
 	PerChunkClock bool
+	// SkipConstantPools leaves the checkpoint records undecoded, for readers
+	// that need only the records' types and sizes (like `summary`): events
+	// still decode, but references resolve to null.
+	SkipConstantPools bool
 }
 
 func (o *ReaderOptions) maxChunkSize() int64 {
@@ -41,6 +45,8 @@ func (o *ReaderOptions) maxCheckpoints() int {
 // current chunk is held in memory.
 type Reader struct {
 	r    io.Reader
+	src  []byte // the whole recording, when reading from memory
+	mem  bool   // read from src without copying
 	opts ReaderOptions
 
 	buf      []byte
@@ -63,11 +69,26 @@ func NewReader(r io.Reader, opts *ReaderOptions) *Reader {
 	return rd
 }
 
+// NewBytesReader returns a reader of the recording held in data, which it
+// reads in place without copying (data may be a memory-mapped file). Values
+// share memory with data.
+func NewBytesReader(data []byte, opts *ReaderOptions) *Reader {
+	rd := &Reader{src: data, mem: true}
+	if opts != nil {
+		rd.opts = *opts
+	}
+	return rd
+}
+
 // Reset makes r read a new recording from src, keeping its buffers (as
 // gzip.Reader.Reset does), so reading many files does not allocate a chunk
 // buffer for each.
 func (r *Reader) Reset(src io.Reader) {
-	*r = Reader{r: src, opts: r.opts, buf: r.buf}
+	buf := r.buf
+	if r.mem {
+		buf = nil // it was the caller's memory
+	}
+	*r = Reader{r: src, opts: r.opts, buf: buf}
 }
 
 // Chunk returns the current chunk, or nil before the first read.
@@ -106,11 +127,7 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	fail := func(at int64, err error) error {
 		return &FormatError{Chunk: idx, Offset: at, Err: err}
 	}
-	if cap(r.buf) < HeaderSize {
-		r.buf = make([]byte, HeaderSize, 1<<20)
-	}
-	r.buf = r.buf[:HeaderSize]
-	n, err := io.ReadFull(r.r, r.buf)
+	n, err := r.readHeader(off)
 	if err != nil {
 		if n == 0 && err == io.EOF {
 			if idx == 0 {
@@ -154,7 +171,9 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 		r.clock = &ck
 	}
 	c.clock = *r.clock
-	if err := c.readPools(&r.opts); err != nil {
+	if r.opts.SkipConstantPools {
+		c.pools = &pools{}
+	} else if err := c.readPools(&r.opts); err != nil {
 		return nil, err
 	}
 	r.chunk = c
@@ -169,6 +188,27 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	return c, nil
 }
 
+// readHeader makes r.buf hold the chunk header at file offset off and
+// returns how many of its bytes there are.
+func (r *Reader) readHeader(off int64) (int, error) {
+	if r.mem {
+		if off >= int64(len(r.src)) {
+			r.buf = nil
+			return 0, io.EOF
+		}
+		r.buf = r.src[off:min(int64(len(r.src)), off+HeaderSize)]
+		if len(r.buf) < HeaderSize {
+			return len(r.buf), io.ErrUnexpectedEOF
+		}
+		return HeaderSize, nil
+	}
+	if cap(r.buf) < HeaderSize {
+		r.buf = make([]byte, HeaderSize, 1<<20)
+	}
+	r.buf = r.buf[:HeaderSize]
+	return io.ReadFull(r.r, r.buf)
+}
+
 // initialChunkBuffer is how much memory a chunk header alone can make the
 // reader allocate.
 const initialChunkBuffer = 64 << 20
@@ -177,6 +217,14 @@ const initialChunkBuffer = 64 << 20
 // the buffer as data arrives so that a corrupt size cannot make the reader
 // allocate memory for data that is not there.
 func (r *Reader) readBody(size int64) error {
+	if r.mem {
+		off := r.next
+		r.buf = r.src[off:min(int64(len(r.src)), off+size)]
+		if int64(len(r.buf)) < size {
+			return io.ErrUnexpectedEOF
+		}
+		return nil
+	}
 	for int64(len(r.buf)) < size {
 		have := int64(len(r.buf))
 		// Trust the header up to initialChunkBuffer; beyond that, grow as
@@ -244,6 +292,23 @@ func (r *Reader) ReadRecord() (Record, error) {
 			continue
 		}
 		c := r.chunk
+		// Fast path: a size of one or two bytes and a type id of one or
+		// two bytes, which is nearly every record.
+		if b := c.data[r.pos:]; len(b) >= 4 {
+			size, n := int64(b[0]), 1
+			if b[0] >= 0x80 {
+				size, n = size&0x7f|int64(b[1])<<7, 2
+			}
+			typ, m := int64(b[n]), 1
+			if b[n] >= 0x80 {
+				typ, m = typ&0x7f|int64(b[n+1])<<7, 2
+			}
+			if b[n-1] < 0x80 && b[n+m-1] < 0x80 && size >= int64(n+m) && size <= int64(len(b)) {
+				rec := Record{TypeID: typ, Offset: c.Offset + r.pos, Size: size}
+				r.pos += size
+				return rec, nil
+			}
+		}
 		size, typ, _, err := recordHeader(c.data, r.pos)
 		if err != nil {
 			r.err = c.errorAt(r.pos, err)
@@ -361,3 +426,55 @@ func (e *Event) StartTime() time.Time { return e.Chunk.clock.Time(e.StartTicks()
 
 // Duration returns the event's duration.
 func (e *Event) Duration() time.Duration { return e.Chunk.clock.Duration(e.DurationTicks()) }
+
+// ChunkSpan locates one chunk of a recording.
+type ChunkSpan struct {
+	Index  int
+	Offset int64
+	Size   int64
+	Header Header
+}
+
+// ScanChunks finds the chunks of an in-memory recording by reading only
+// their headers, so that they can be read independently (in parallel) with
+// NewChunkReader. It returns the complete chunks and, if the data ends
+// inside a chunk or a header is bad, a *FormatError for the first bad one.
+// A chunk still being written ends the scan, as it does for a Reader.
+func ScanChunks(data []byte, opts *ReaderOptions) ([]ChunkSpan, error) {
+	var spans []ChunkSpan
+	r := NewBytesReader(data, opts)
+	for off := int64(0); ; {
+		idx := len(spans)
+		n, err := r.readHeader(off)
+		if n == 0 && errors.Is(err, io.EOF) {
+			if idx == 0 {
+				return nil, &FormatError{Chunk: 0, Offset: 0, Err: errors.New("empty file: no chunk")}
+			}
+			return spans, nil
+		}
+		if err != nil || n < HeaderSize {
+			// Let the Reader produce the same error it would.
+			_, err := NewChunkReader(data, ChunkSpan{Index: idx, Offset: off, Size: int64(len(data)) - off}, opts).NextChunk()
+			return spans, err
+		}
+		h, err := parseHeader(r.buf)
+		if err != nil || h.Size > int64(len(data))-off || h.Size > r.opts.maxChunkSize() {
+			_, err := NewChunkReader(data, ChunkSpan{Index: idx, Offset: off, Size: int64(len(data)) - off}, opts).NextChunk()
+			return spans, err
+		}
+		spans = append(spans, ChunkSpan{Index: idx, Offset: off, Size: h.Size, Header: h})
+		off += h.Size
+		if !h.Finished() || off == int64(len(data)) {
+			return spans, nil
+		}
+	}
+}
+
+// NewChunkReader returns a reader of the one chunk of data that span
+// locates, reporting errors with the chunk's index and file offsets. Its
+// clock is the chunk's own.
+func NewChunkReader(data []byte, span ChunkSpan, opts *ReaderOptions) *Reader {
+	r := NewBytesReader(data[:min(int64(len(data)), span.Offset+span.Size)], opts)
+	r.next, r.index = span.Offset, span.Index
+	return r
+}

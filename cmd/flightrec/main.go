@@ -3,10 +3,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/signal"
+	"runtime/debug"
 
 	"github.com/flightrec/flightrec/internal/cli"
+	"github.com/flightrec/flightrec/internal/mmapfile"
 )
 
 func main() {
@@ -20,6 +23,23 @@ func run(ctx context.Context, args []string, stdout, stderr *os.File) int {
 	return cli.Main(ctx, env, commands(), args)
 }
 
+// guarded makes a command report a memory fault, which a memory-mapped
+// recording raises when the file shrinks while it is read, as an error.
+func guarded(c *cli.Command) *cli.Command {
+	run := c.Run
+	g := *c
+	g.Run = func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) (err error) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer mmapfile.Guard(&err)
+		return run(ctx, env, fs, args)
+	}
+	return &g
+}
+
 func commands() []*cli.Command {
-	return []*cli.Command{summaryCmd, printCmd, metadataCmd}
+	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd}
+	for i, c := range cmds {
+		cmds[i] = guarded(c)
+	}
+	return cmds
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"flag"
+	"runtime"
 
 	"github.com/flightrec/flightrec/internal/cli"
 	"github.com/flightrec/flightrec/internal/jfrtool"
+	"github.com/flightrec/flightrec/jfr"
 )
 
 var summaryCmd = &cli.Command{
@@ -25,12 +27,19 @@ status is 1.`,
 		if len(args) != 1 {
 			return cli.Usagef("expected one recording file, got %d arguments", len(args))
 		}
-		rec, err := openRecording(args[0])
+		// Like jfr summary, read only the records' types and sizes.
+		rec, err := openRecordingWith(args[0], &jfr.ReaderOptions{SkipConstantPools: true})
 		if err != nil {
 			return err
 		}
 		defer rec.Close()
-		s, rerr := jfrtool.Summarize(rec.Reader)
+		var s *jfrtool.Summary
+		var rerr error
+		if rec.data != nil {
+			s, rerr = jfrtool.SummarizeBytes(rec.data, runtime.GOMAXPROCS(0))
+		} else {
+			s, rerr = jfrtool.Summarize(rec.Reader)
+		}
 		if s.Chunks > 0 || rerr == nil {
 			if err := s.WriteText(env.Stdout); err != nil {
 				return err

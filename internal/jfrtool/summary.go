@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flightrec/flightrec/jfr"
@@ -34,58 +35,146 @@ type SummaryRow struct {
 // Summarize reads every chunk of r. On a format error it returns the
 // summary of the chunks read completely before it, and the error.
 func Summarize(r *jfr.Reader) (*Summary, error) {
-	s := &Summary{}
-	var order []int64 // type ids in the order jfr's HashMap receives them
-	rows := map[int64]*SummaryRow{}
-	add := func(id int64, name string) {
-		if _, ok := rows[id]; !ok {
-			rows[id] = &SummaryRow{TypeID: id, Name: name}
-			order = append(order, id)
-		}
-	}
-	add(0, "jdk.Metadata")
-	add(1, "jdk.CheckPoint")
-	counts := map[int64][2]int64{} // the current chunk's, merged when it completes
-	var err error
+	var z summarizer
 	for {
-		var c *jfr.Chunk
-		c, err = r.NextChunk()
+		cc, err := countChunk(r)
 		if err != nil {
-			break
-		}
-		if s.Chunks == 0 {
-			s.Major, s.Minor = c.Header.Major, c.Header.Minor
-			s.Start = c.StartTime()
-			if c.Header.Major == 1 {
-				rows[0].Name, rows[1].Name = "com.oracle.jdk.Metadata", "com.oracle.jdk.CheckPoint"
+			if errors.Is(err, io.EOF) {
+				err = nil
 			}
+			return z.finish(), err
 		}
-		for _, t := range eventTypesInJDKOrder(c.Metadata) {
-			add(t.ID, t.Name)
-		}
-		clear(counts)
-		for !r.ChunkDone() {
-			var rec jfr.Record
-			if rec, err = r.ReadRecord(); err != nil {
-				break
+		z.add(cc)
+	}
+}
+
+// SummarizeBytes summarizes an in-memory (or memory-mapped) recording,
+// counting its chunks on up to workers goroutines. The result is the same
+// as Summarize's.
+func SummarizeBytes(data []byte, workers int) (*Summary, error) {
+	opts := &jfr.ReaderOptions{SkipConstantPools: true}
+	spans, scanErr := jfr.ScanChunks(data, opts)
+	counts := make([]*chunkCount, len(spans))
+	errs := make([]error, len(spans))
+	var wg sync.WaitGroup
+	next := make(chan int, len(spans))
+	for i := range spans {
+		next <- i
+	}
+	close(next)
+	for range max(1, min(workers, len(spans))) {
+		wg.Go(func() {
+			for i := range next {
+				counts[i], errs[i] = countChunk(jfr.NewChunkReader(data, spans[i], opts))
 			}
-			n := counts[rec.TypeID]
-			counts[rec.TypeID] = [2]int64{n[0] + 1, n[1] + rec.Size}
+		})
+	}
+	wg.Wait()
+	var z summarizer
+	for i := range spans {
+		if errs[i] != nil {
+			return z.finish(), errs[i]
 		}
+		z.add(counts[i])
+	}
+	return z.finish(), scanErr
+}
+
+// chunkCount is what summary needs of one chunk.
+type chunkCount struct {
+	header jfr.Header
+	events []*jfr.Class // in the order the JDK lists them
+	dense  [][2]int64   // count and bytes by type id, for small ids
+	sparse map[int64][2]int64
+}
+
+// denseIDs bounds the type ids counted in a slice: every JVM's ids.
+const denseIDs = 1 << 16
+
+// countChunk reads the next chunk of r and counts its records by type.
+func countChunk(r *jfr.Reader) (*chunkCount, error) {
+	c, err := r.NextChunk()
+	if err != nil {
+		return nil, err
+	}
+	cc := &chunkCount{header: c.Header, events: eventTypesInJDKOrder(c.Metadata), sparse: map[int64][2]int64{}}
+	for !r.ChunkDone() {
+		rec, err := r.ReadRecord()
 		if err != nil {
-			break
+			return nil, err
 		}
-		s.Chunks++
-		s.DurationNanos += c.Header.DurationNanos
-		for id, n := range counts {
-			if row := rows[id]; row != nil {
-				row.Count += n[0]
-				row.Size += n[1]
+		id := rec.TypeID
+		if uint64(id) < denseIDs {
+			if int(id) >= len(cc.dense) {
+				cc.dense = append(cc.dense, make([][2]int64, int(id)+1-len(cc.dense))...)
 			}
+			cc.dense[id][0]++
+			cc.dense[id][1] += rec.Size
+			continue
+		}
+		n := cc.sparse[id]
+		cc.sparse[id] = [2]int64{n[0] + 1, n[1] + rec.Size}
+	}
+	return cc, nil
+}
+
+// summarizer merges chunk counts the way jfr summary does: rows keyed by
+// type id in a HashMap, first named by the first chunk that declares them.
+type summarizer struct {
+	s     Summary
+	order []int64 // type ids in the order jfr's HashMap receives them
+	rows  map[int64]*SummaryRow
+}
+
+func (z *summarizer) addRow(id int64, name string) {
+	if _, ok := z.rows[id]; !ok {
+		z.rows[id] = &SummaryRow{TypeID: id, Name: name}
+		z.order = append(z.order, id)
+	}
+}
+
+func (z *summarizer) init(first *jfr.Header) {
+	z.rows = map[int64]*SummaryRow{}
+	z.s.Major, z.s.Minor = first.Major, first.Minor
+	z.s.Start = time.Unix(0, first.StartNanos).UTC()
+	prefix := "jdk."
+	if first.Major == 1 {
+		prefix = "com.oracle.jdk."
+	}
+	z.addRow(0, prefix+"Metadata")
+	z.addRow(1, prefix+"CheckPoint")
+}
+
+func (z *summarizer) add(cc *chunkCount) {
+	if z.rows == nil {
+		z.init(&cc.header)
+	}
+	for _, t := range cc.events {
+		z.addRow(t.ID, t.Name)
+	}
+	z.s.Chunks++
+	z.s.DurationNanos += cc.header.DurationNanos
+	merge := func(id int64, n [2]int64) {
+		if row := z.rows[id]; row != nil {
+			row.Count += n[0]
+			row.Size += n[1]
 		}
 	}
-	for _, id := range javaHashMapOrder(order) {
-		s.Rows = append(s.Rows, *rows[id])
+	for id, n := range cc.dense {
+		if n[0] > 0 {
+			merge(int64(id), n)
+		}
+	}
+	for id, n := range cc.sparse {
+		merge(id, n)
+	}
+}
+
+// finish orders the rows as jfr does.
+func (z *summarizer) finish() *Summary {
+	s := z.s
+	for _, id := range javaHashMapOrder(z.order) {
+		s.Rows = append(s.Rows, *z.rows[id])
 	}
 	// Collections.sort is stable: ties keep the HashMap's order.
 	slices.SortStableFunc(s.Rows, func(a, b SummaryRow) int {
@@ -97,10 +186,7 @@ func Summarize(r *jfr.Reader) (*Summary, error) {
 		}
 		return 0
 	})
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	return s, err
+	return &s
 }
 
 // WriteText writes the summary in the layout of `jfr summary`.

@@ -67,6 +67,9 @@ public class AllTypes {
 
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 30000;
+        // Pause 20 ms every sleepEvery iterations, so the recording spans
+        // some time and several JVM periodic events.
+        int sleepEvery = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
         long base = System.currentTimeMillis();
         for (int i = 0; i < n; i++) {
             AllTypesEvent e = new AllTypesEvent();
@@ -106,7 +109,7 @@ public class AllTypes {
             ie.message = "message " + i;
             ie.count = i;
             ie.commit();
-            if (i % 1000 == 0) {
+            if (i % sleepEvery == 0) {
                 Thread.sleep(20);
             }
         }

@@ -1,0 +1,78 @@
+package mmapfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+)
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "f")
+	want := []byte("FLR\x00 some bytes")
+	if err := os.WriteFile(name, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(name)
+	if errors.Is(err, ErrNotSupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Data) != string(want) {
+		t.Errorf("Data = %q, want %q", m.Data, want)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := Open(empty); err != nil || len(m.Data) != 0 {
+		t.Errorf("empty file: %v, %d bytes", err, len(m.Data))
+	} else {
+		m.Close()
+	}
+	if _, err := Open(dir); err == nil {
+		t.Error("Open of a directory succeeded")
+	}
+	if _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// A file truncated while mapped faults on access; Guard turns the fault
+// into an error instead of a crash.
+func TestGuardTruncated(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(name, make([]byte, 1<<16), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(name)
+	if errors.Is(err, ErrNotSupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := os.Truncate(name, 0); err != nil {
+		t.Fatal(err)
+	}
+	read := func() (sum int, err error) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer Guard(&err)
+		for _, b := range m.Data[1<<15:] {
+			sum += int(b)
+		}
+		return sum, nil
+	}
+	if _, err := read(); err == nil {
+		t.Fatal("reading a truncated mapping gave no error")
+	}
+}

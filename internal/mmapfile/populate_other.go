@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package mmapfile
+
+const populate = 0
