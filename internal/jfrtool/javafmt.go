@@ -2,6 +2,7 @@ package jfrtool
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 )
 
@@ -14,10 +15,13 @@ import (
 // exponent of v > 0, with v = 0.d1d2... × 10^decExp, as JDK 17's
 // FloatingDecimal produces them. nSig is 53 for doubles and 24 for floats.
 //
-// JDK 17 is not always shortest: integers with a binary exponent above
-// nSig print all their digits up to a table-driven cut (rule reproduced
-// here), and its estimator is one digit off for a few values (1e23 prints
-// 9.999999999999999E22); those rare values are printed shortest here.
+// JDK 17 is not always shortest, and this reproduces its two common
+// deviations: integers below 2^63 with a binary exponent above nSig print
+// all their digits up to a table-driven cut, and a decimal exactly halfway
+// to a neighbouring value is never chosen (1e23 prints as
+// 9.999999999999999E22). Not reproduced: for some values between 2^84
+// and 2^86 (mostly floats) JDK 17 ends with a last digit one below the
+// correctly rounded one; we print the correctly rounded digit.
 func javaDigits(buf []byte, v float64, nSig int) ([]byte, int) {
 	if v == math.Trunc(v) && v >= 1 && v < 1<<63 {
 		_, e := math.Frexp(v)
@@ -51,9 +55,35 @@ func javaDigits(buf []byte, v float64, nSig int) ([]byte, int) {
 	if nSig == 24 {
 		bits = 32
 	}
+	start := len(buf)
 	var tmp [32]byte
-	s := strconv.AppendFloat(tmp[:0], v, 'e', -1, bits)
-	// s is d[.ddd]e±XX
+	buf, e := splitDigits(buf, strconv.AppendFloat(tmp[:0], v, 'e', -1, bits))
+	if v >= 1<<63 && onBoundary(buf[start:], e, v, nSig) {
+		// JDK 17 does not accept a decimal lying exactly halfway to a
+		// neighbouring value (1e23 for 99999999999999991611392), which
+		// shortest algorithms do when round-half-even maps it back. It
+		// then prints the closest value with more digits strictly
+		// inside the interval: 9.999999999999999E22.
+		maxDigits := 17
+		if nSig == 24 {
+			maxDigits = 9
+		}
+		for n := len(buf) - start + 1; n <= maxDigits; n++ {
+			d, de := splitDigits(buf[:start], strconv.AppendFloat(tmp[:0], v, 'e', n-1, bits))
+			for len(d) > start+1 && d[len(d)-1] == '0' {
+				d = d[:len(d)-1]
+			}
+			if !onBoundary(d[start:], de, v, nSig) && inside(d[start:], de, v, nSig) {
+				return d, de
+			}
+		}
+	}
+	return buf, e
+}
+
+// splitDigits appends the digits of s (d[.ddd]e±XX) to buf and returns
+// the decimal exponent for the form 0.ddd × 10^e.
+func splitDigits(buf, s []byte) ([]byte, int) {
 	i := 0
 	for ; i < len(s) && s[i] != 'e'; i++ {
 		if s[i] != '.' {
@@ -62,6 +92,54 @@ func javaDigits(buf []byte, v float64, nSig int) ([]byte, int) {
 	}
 	exp, _ := strconv.Atoi(string(s[i+1:]))
 	return buf, exp + 1
+}
+
+// bounds returns the midpoints between v and its two neighbours, scaled
+// by 2 so they are integers (v >= 2^63 is an integer).
+func bounds(v float64, nSig int) (lo, hi *big.Int) {
+	frac, exp := math.Frexp(v) // v = frac × 2^exp, frac in [0.5, 1)
+	m := int64(math.Ldexp(frac, nSig))
+	e := exp - nSig // v = m × 2^e, e >= 0 here
+	hi = new(big.Int).Lsh(big.NewInt(2*m+1), uint(e))
+	if m == 1<<(nSig-1) { // lower neighbour is closer at a power of two
+		lo = new(big.Int).Lsh(big.NewInt(4*m-1), uint(e))
+		lo.Rsh(lo, 1)
+	} else {
+		lo = new(big.Int).Lsh(big.NewInt(2*m-1), uint(e))
+	}
+	return lo, hi
+}
+
+// decimalTimes2 is 2 × 0.d × 10^e as an integer (nil if not integral).
+func decimalTimes2(d []byte, e int) *big.Int {
+	x, ok := new(big.Int).SetString(string(d), 10)
+	if !ok {
+		return nil
+	}
+	shift := e - len(d)
+	if shift < 0 {
+		return nil
+	}
+	x.Mul(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(shift)), nil))
+	return x.Lsh(x, 1)
+}
+
+func onBoundary(d []byte, e int, v float64, nSig int) bool {
+	x := decimalTimes2(d, e)
+	if x == nil {
+		return false
+	}
+	lo, hi := bounds(v, nSig)
+	return x.Cmp(lo) == 0 || x.Cmp(hi) == 0
+}
+
+func inside(d []byte, e int, v float64, nSig int) bool {
+	x := decimalTimes2(d, e)
+	if x == nil {
+		return false
+	}
+	lo, hi := bounds(v, nSig)
+	return x.Cmp(lo) > 0 && x.Cmp(hi) < 0
 }
 
 // insignificantTable gives, for a power of two 2^(i), how many low decimal

@@ -40,26 +40,25 @@ func parseBits(t *testing.T, s string) uint64 {
 	return u
 }
 
+// knownDigitDiffs are values for which JDK 17's digit generation (not
+// ported, see javaDigits) ends one unit below the correctly rounded last
+// digit; they are all between 2^84 and 2^86.
+var knownDigitDiffs = map[string]bool{"453f029680000000": true}
+
 func TestJavaDoubleToString(t *testing.T) {
 	check := func(cols []string) {
+		if knownDigitDiffs[cols[0]] {
+			return
+		}
 		got := string(appendJavaDouble(nil, math.Float64frombits(parseBits(t, cols[0]))))
 		if got != cols[1] {
 			t.Errorf("Double.toString(%s) = %s, want %s", cols[0], got, cols[1])
 		}
 	}
 	readVectors(t, "vectors-double-misc.tsv", func(cols []string) {
-		// JDK 17's estimator is off by one digit for these; we print the
-		// shortest representation instead (documented difference).
-		switch cols[0] {
-		case "44b52d02c7e14af6", "44c52d02c7e14af6", "447c7e83209e90b2":
-			return
-		}
 		check(cols)
 	})
 	readVectors(t, "vectors-doubleformat.tsv", func(cols []string) {
-		if x := math.Float64frombits(parseBits(t, cols[0])); math.Abs(x) >= 1<<63 {
-			return // beyond the integer rule: JDK 17's estimator, not ported
-		}
 		check(cols[:2])
 	})
 }
@@ -84,8 +83,9 @@ func TestJavaToStringVectors(t *testing.T) {
 			}
 		}
 	})
-	// Known: floats near 1e25 where JDK 17 prints one digit below the
-	// shortest representation (115 of 34342 in the full corpus).
+	// Known: floats between 2^84 and 2^86 where JDK 17 prints a last digit
+	// one below the correctly rounded one (115 of 34342 in the full
+	// corpus, 14 in the part kept here).
 	if bad["F"] > total["F"]/100 {
 		t.Errorf("float mismatches: %d of %d", bad["F"], total["F"])
 	}
@@ -96,8 +96,8 @@ func TestJavaFixed(t *testing.T) {
 	n := 0
 	readVectors(t, "vectors-doubleformat.tsv", func(cols []string) {
 		x := math.Float64frombits(parseBits(t, cols[0]))
-		if math.Abs(x) >= 1<<63 {
-			return // JDK 17's estimator, not ported (see javaDigits)
+		if knownDigitDiffs[cols[0]] {
+			return
 		}
 		for _, c := range []struct {
 			v    float64

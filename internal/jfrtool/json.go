@@ -19,7 +19,12 @@ type jsonPrinter struct {
 	n       int // events written
 	cache   renderCache
 	scratch []byte
+	units   []uint16
 }
+
+// encChars is the string encoding tag of strings stored as UTF-16 char
+// arrays (see jfr.Value.Encoding).
+const encChars = 4
 
 func (j *jsonPrinter) begin() {
 	j.out = append(j.out, "{\n  \"recording\": {\n    \"events\": ["...)
@@ -194,6 +199,17 @@ func (j *jsonPrinter) scalar(fp *fieldPlan, v jfr.Value) {
 		}
 		j.out = appendJavaDouble(j.out, f)
 	case jfr.KindString:
+		if v.Encoding() == encChars {
+			// Escape the UTF-16 units themselves: Java keeps unpaired
+			// surrogates, which a UTF-8 round trip would lose.
+			j.units = v.AppendUTF16(j.units[:0])
+			j.out = append(j.out, '"')
+			for _, u := range j.units {
+				j.out = appendJSONUnit(j.out, u)
+			}
+			j.out = append(j.out, '"')
+			return
+		}
 		j.scratch = v.AppendText(j.scratch[:0])
 		j.out = appendJSONBytes(j.out, j.scratch)
 	default:

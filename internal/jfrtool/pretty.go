@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -17,7 +19,30 @@ type prettyPrinter struct {
 	*printer
 	cache   renderCache
 	scratch []byte
+	units   []uint16
 	ev      *jfr.Event
+}
+
+// appendString appends the UTF-8 text of a string value as Java's UTF-8
+// encoder writes it: unpaired surrogates become '?'.
+func (p *prettyPrinter) appendString(v jfr.Value) {
+	if v.Encoding() != encChars {
+		p.out = v.AppendText(p.out)
+		return
+	}
+	p.units = v.AppendUTF16(p.units[:0])
+	for i := 0; i < len(p.units); i++ {
+		u := rune(p.units[i])
+		switch {
+		case u >= 0xd800 && u < 0xdc00 && i+1 < len(p.units) && p.units[i+1] >= 0xdc00 && p.units[i+1] < 0xe000:
+			p.out = utf8.AppendRune(p.out, utf16.DecodeRune(u, rune(p.units[i+1])))
+			i++
+		case u >= 0xd800 && u < 0xe000:
+			p.out = append(p.out, '?')
+		default:
+			p.out = utf8.AppendRune(p.out, u)
+		}
+	}
 }
 
 // Special renderings of classes in the human format.
@@ -90,7 +115,18 @@ func (p *prettyPrinter) event(ev *jfr.Event) {
 		if t := deref(thread); t.Kind() == jfr.KindStruct && classKind(t.Class().Name) == kindThread {
 			p.indent(2)
 			p.out = append(p.out, "eventThread = "...)
-			p.thread(t, "")
+			if thread.Kind() == jfr.KindRef {
+				key := cacheKey{thread.Class(), thread.Key(), -3}
+				if b, ok := p.cache.get(key); ok {
+					p.out = append(p.out, b...)
+				} else {
+					start := len(p.out)
+					p.thread(t, "")
+					p.cache.put(key, p.out[start:])
+				}
+			} else {
+				p.thread(t, "")
+			}
 		}
 	}
 	if hasStack {
@@ -234,7 +270,7 @@ func (p *prettyPrinter) text(v jfr.Value) {
 		p.out = append(p.out, "null"...)
 		return
 	}
-	p.out = v.AppendText(p.out)
+	p.appendString(v)
 }
 
 func fieldOf(v jfr.Value, name string) jfr.Value {
@@ -493,7 +529,7 @@ func (p *prettyPrinter) objectLine(o jfr.Value, arraySize int64) {
 		}
 		if d := deref(fieldOf(o, "description")); d.Kind() == jfr.KindString {
 			p.out = append(p.out, ' ')
-			p.out = d.AppendText(p.out)
+			p.appendString(d)
 		}
 	}
 	p.out = append(p.out, '\n')
@@ -580,7 +616,7 @@ func (p *prettyPrinter) scalarText(fp *fieldPlan, v jfr.Value) {
 	}
 	if k == jfr.KindString {
 		p.out = append(p.out, '"')
-		p.out = v.AppendText(p.out)
+		p.appendString(v)
 		p.out = append(p.out, '"')
 		return
 	}
@@ -611,7 +647,7 @@ func (p *prettyPrinter) javaText(v jfr.Value) {
 	case jfr.KindDouble:
 		p.out = appendJavaDouble(p.out, v.Float())
 	case jfr.KindString:
-		p.out = v.AppendText(p.out)
+		p.appendString(v)
 	default:
 		p.out = strconv.AppendInt(p.out, v.Int(), 10)
 	}
