@@ -3,6 +3,7 @@ package jfrtool
 import (
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 )
 
@@ -125,6 +126,17 @@ func decimalTimes2(d []byte, e int) *big.Int {
 }
 
 func onBoundary(d []byte, e int, v float64, nSig int) bool {
+	// Cheap test first: a midpoint (2m±1)×2^(be-1) has exactly be-1
+	// factors of two (be-2 for the lower one at a power of two), and so
+	// must the decimal d×10^k.
+	if k := e - len(d); k >= 0 && len(d) <= 18 {
+		n, err := strconv.ParseUint(string(d), 10, 64)
+		_, exp := math.Frexp(v)
+		be := exp - nSig
+		if twos := bits.TrailingZeros64(n) + k; err == nil && n != 0 && twos != be-1 && twos != be-2 {
+			return false
+		}
+	}
 	x := decimalTimes2(d, e)
 	if x == nil {
 		return false
