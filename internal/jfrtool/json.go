@@ -313,7 +313,7 @@ type span struct{ off, n uint32 }
 
 // maxCache bounds the cached text of one chunk; beyond it constants are
 // rendered each time.
-const maxCache = 1 << 30
+const maxCache = 256 << 20
 
 func (c *renderCache) reset() {
 	if c.index == nil {
