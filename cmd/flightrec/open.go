@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/flightrec/flightrec/internal/mmapfile"
@@ -27,20 +29,38 @@ func openRecording(name string) (*recording, error) {
 // read in place, which is both the fastest way and keeps the process's own
 // memory flat whatever the file's size; anything else (a pipe, a platform
 // without mmap) is streamed chunk by chunk.
+//
+// A gzip-compressed recording (recording.jfr.gz) is decompressed as it is
+// streamed.
 func openRecordingWith(name string, opts *jfr.ReaderOptions) (*recording, error) {
 	m, err := mmapfile.Open(name)
 	if err == nil {
-		return &recording{name: name, data: m.Data, Reader: jfr.NewBytesReader(m.Data, opts), close: m.Close}, nil
-	}
-	if !errors.Is(err, mmapfile.ErrNotSupported) {
+		if !isGzip(m.Data) {
+			return &recording{name: name, data: m.Data, Reader: jfr.NewBytesReader(m.Data, opts), close: m.Close}, nil
+		}
+		m.Close()
+	} else if !errors.Is(err, mmapfile.ErrNotSupported) {
 		return nil, err
 	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	return &recording{name: name, Reader: jfr.NewReader(bufio.NewReaderSize(f, 1<<20), opts), close: f.Close}, nil
+	br := bufio.NewReaderSize(f, 1<<20)
+	var src io.Reader = br
+	if head, _ := br.Peek(2); isGzip(head) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		src = bufio.NewReaderSize(zr, 1<<20)
+	}
+	return &recording{name: name, Reader: jfr.NewReader(src, opts), close: f.Close}, nil
 }
+
+// isGzip tells whether data starts with the gzip magic number.
+func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
 func (r *recording) Close() error { return r.close() }
 
