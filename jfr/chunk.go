@@ -30,7 +30,7 @@ type Header struct {
 	DurationNanos      int64
 	StartTicks         int64
 	TicksPerSecond     int64
-	State              uint8  // 0 finished; 1..254 in progress; 255 being rewritten
+	State              uint8  // 0 finished; 1..254 in progress; 255 header being rewritten
 	Flags              uint16 // FlagCompressedInts | FlagFinalChunk
 }
 
@@ -59,9 +59,6 @@ func parseHeader(b []byte) (Header, error) {
 	}
 	if h.Size < HeaderSize {
 		return h, fmt.Errorf("chunk size %d is smaller than the header", h.Size)
-	}
-	if h.State == 255 {
-		return h, errors.New("chunk header is being rewritten (state 255)")
 	}
 	for _, off := range []struct {
 		name string

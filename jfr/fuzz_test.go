@@ -312,3 +312,45 @@ func TestReaderErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestInProgressChunk reads a chunk whose writer had not finished it: the
+// events up to its last flush (the header's size) are read and the bytes
+// after it, not yet flushed, are ignored.
+func TestInProgressChunk(t *testing.T) {
+	file := smallRecording(t)
+	r := NewReader(bytes.NewReader(file), nil)
+	c, err := r.NextChunk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := file[:c.Header.Size]
+	for _, state := range []byte{1, 17, 254, 255} {
+		b := bytes.Clone(first)
+		b[64] = state
+		b = append(b, "half-written events after the last flush"...)
+		for _, name := range []string{"stream", "bytes"} {
+			rd := NewReader(bytes.NewReader(b), nil)
+			if name == "bytes" {
+				rd = NewBytesReader(b, nil)
+			}
+			var ev Event
+			n := 0
+			for {
+				err := rd.ReadEvent(&ev)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("state %d, %s: %v", state, name, err)
+				}
+				n++
+			}
+			if n != 3 {
+				t.Errorf("state %d, %s: %d events, want 3", state, name, n)
+			}
+			if rd.Chunk().Header.Finished() {
+				t.Errorf("state %d: chunk reported finished", state)
+			}
+		}
+	}
+}

@@ -180,8 +180,10 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	r.pos = HeaderSize
 	r.next = off + h.Size
 	r.index++
-	// A chunk still being written is valid only up to its last flush: what
-	// follows is not a chunk.
+	// A chunk still being written (state 1..255) is valid only up to its
+	// last flush, which its header's size gives: what follows is not a
+	// chunk. A file read once cannot wait for a header being rewritten
+	// (state 255) as the JDK's live reader does; it reads what is there.
 	if !h.Finished() {
 		r.last = true
 	}
