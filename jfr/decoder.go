@@ -48,6 +48,21 @@ func (d *decoder) uvarint() uint64 {
 }
 
 func (d *decoder) uvarintSlow() uint64 {
+	if i := d.pos; i >= 0 && len(d.b)-i >= leb128.MaxLen {
+		// Enough bytes for any varint: decode without bounds checks.
+		b := (*[leb128.MaxLen]byte)(d.b[i : i+leb128.MaxLen])
+		v := uint64(b[0] & 0x7f)
+		for j := 1; j < 8; j++ {
+			c := b[j]
+			v |= uint64(c&0x7f) << (7 * j)
+			if c < 0x80 {
+				d.pos = i + j + 1
+				return v
+			}
+		}
+		d.pos = i + leb128.MaxLen
+		return v | uint64(b[8])<<56
+	}
 	if d.pos >= len(d.b) {
 		d.fail(errShort)
 		return 0
@@ -143,6 +158,13 @@ func (d *decoder) stringValue() Value {
 			return v
 		}
 		start := d.pos
+		if asciiRun(d.b[start : start+int(n)]) {
+			// Every char below 0x80 takes one byte: the common case.
+			d.pos += int(n)
+			v.ptr, v.n = bytesValue(d.b[start:d.pos])
+			v.bits = n
+			return v
+		}
 		for i := uint64(0); i < n; i++ {
 			if d.pos < len(d.b) && d.b[d.pos] < 0x80 {
 				d.pos++
@@ -156,6 +178,22 @@ func (d *decoder) stringValue() Value {
 		d.fail(fmt.Errorf("unknown string encoding %d", tag))
 	}
 	return v
+}
+
+// asciiRun tells whether every byte of b is below 0x80, eight at a time.
+func asciiRun(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // arena hands out Value slices for struct fields and array elements. Events
