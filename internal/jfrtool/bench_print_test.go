@@ -26,6 +26,10 @@ func benchPrint(b *testing.B, f Format) {
 			b.Fatal(err)
 		}
 		r := jfr.NewReader(bufio.NewReaderSize(fh, 1<<20), nil)
+		if os.Getenv("FLIGHTREC_BENCH_BYTES") != "" {
+			data, _ := os.ReadFile(name)
+			r = jfr.NewBytesReader(data, nil)
+		}
 		if err := Print(io.Discard, r, f, PrintOptions{StackDepth: 5}); err != nil {
 			b.Fatal(err)
 		}

@@ -439,12 +439,52 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// dateCache remembers the date and time text up to the minute of the last
+// timestamp formatted: events come in time order, so most share it.
+type dateCache struct {
+	minute int64 // local minutes since the epoch
+	text   []byte
+	valid  bool
+}
+
 // appendOffsetDateTime appends OffsetDateTime.toString() for the instant
-// epochNanos seen at the given offset (seconds east of UTC).
-func appendOffsetDateTime(dst []byte, epochNanos int64, offset int) []byte {
+// epochNanos seen at the given offset (seconds east of UTC). dc may be nil.
+func appendOffsetDateTime(dst []byte, epochNanos int64, offset int, dc *dateCache) []byte {
 	secs := floorDiv(epochNanos, 1e9)
 	nano := epochNanos - secs*1e9
 	local := secs + int64(offset)
+	minute := floorDiv(local, 60)
+	if dc != nil && dc.valid && dc.minute == minute {
+		dst = append(dst, dc.text...)
+	} else {
+		start := len(dst)
+		dst = appendDateMinute(dst, local)
+		if dc != nil {
+			dc.minute, dc.valid = minute, true
+			dc.text = append(dc.text[:0], dst[start:]...)
+		}
+	}
+	if s := local - minute*60; s > 0 || nano > 0 {
+		dst = append(dst, ':')
+		dst = appendPad(dst, s, 2)
+		switch {
+		case nano == 0:
+		case nano%1e6 == 0:
+			dst = append(dst, '.')
+			dst = appendPad(dst, nano/1e6, 3)
+		case nano%1e3 == 0:
+			dst = append(dst, '.')
+			dst = appendPad(dst, nano/1e3, 6)
+		default:
+			dst = append(dst, '.')
+			dst = appendPad(dst, nano, 9)
+		}
+	}
+	return appendOffset(dst, offset)
+}
+
+// appendDateMinute appends yyyy-MM-ddTHH:mm of local epoch seconds.
+func appendDateMinute(dst []byte, local int64) []byte {
 	days := floorDiv(local, 86400)
 	sod := local - days*86400
 	y, mo, d := civil(days)
@@ -465,24 +505,7 @@ func appendOffsetDateTime(dst []byte, epochNanos int64, offset int) []byte {
 	dst = append(dst, 'T')
 	dst = appendPad(dst, sod/3600, 2)
 	dst = append(dst, ':')
-	dst = appendPad(dst, sod%3600/60, 2)
-	if s := sod % 60; s > 0 || nano > 0 {
-		dst = append(dst, ':')
-		dst = appendPad(dst, s, 2)
-		switch {
-		case nano == 0:
-		case nano%1e6 == 0:
-			dst = append(dst, '.')
-			dst = appendPad(dst, nano/1e6, 3)
-		case nano%1e3 == 0:
-			dst = append(dst, '.')
-			dst = appendPad(dst, nano/1e3, 6)
-		default:
-			dst = append(dst, '.')
-			dst = appendPad(dst, nano, 9)
-		}
-	}
-	return appendOffset(dst, offset)
+	return appendPad(dst, sod%3600/60, 2)
 }
 
 func appendOffset(dst []byte, offset int) []byte {

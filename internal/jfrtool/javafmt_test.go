@@ -194,7 +194,7 @@ func TestOffsetDateTime(t *testing.T) {
 		{-1, 0, "1969-12-31T23:59:59.999999999Z"},
 		{-2208988800e9, -18000, "1899-12-31T19:00-05:00"},
 	} {
-		if got := string(appendOffsetDateTime(nil, c.ns, c.offset)); got != c.want {
+		if got := string(appendOffsetDateTime(nil, c.ns, c.offset, nil)); got != c.want {
 			t.Errorf("%d %d: got %s, want %s", c.ns, c.offset, got, c.want)
 		}
 	}

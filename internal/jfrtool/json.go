@@ -20,6 +20,7 @@ type jsonPrinter struct {
 	cache   renderCache
 	scratch []byte
 	units   []uint16
+	dates   dateCache
 }
 
 // encChars is the string encoding tag of strings stored as UTF-16 char
@@ -35,6 +36,8 @@ func (j *jsonPrinter) end() {
 }
 
 func (j *jsonPrinter) chunk(c *jfr.Chunk) { j.cache.reset() }
+func (j *jsonPrinter) count() int         { return j.n }
+func (j *jsonPrinter) setCount(n int)     { j.n = n }
 
 func (j *jsonPrinter) event(ev *jfr.Event) {
 	if j.n > 0 {
@@ -170,7 +173,7 @@ func (j *jsonPrinter) scalar(fp *fieldPlan, v jfr.Value) {
 		if fp != nil && fp.conv == convTimestamp {
 			j.out = append(j.out, '"')
 			if ns, ok := j.timestamp(v.Int(), fp.unit); ok {
-				j.out = appendOffsetDateTime(j.out, ns, j.offset)
+				j.out = appendOffsetDateTime(j.out, ns, j.offset, &j.dates)
 			} else {
 				j.out = append(j.out, minOffsetDateTime...)
 			}

@@ -77,6 +77,8 @@ func classKind(name string) int {
 func (p *prettyPrinter) begin()             {}
 func (p *prettyPrinter) end()               {}
 func (p *prettyPrinter) chunk(c *jfr.Chunk) { p.cache.reset() }
+func (p *prettyPrinter) count() int         { return 0 }
+func (p *prettyPrinter) setCount(int)       {}
 
 func (p *prettyPrinter) indent(n int) {
 	for n > len(spaces) {
@@ -571,7 +573,7 @@ func (p *prettyPrinter) scalarText(fp *fieldPlan, v jfr.Value) {
 		case fp.hasCT:
 			p.out = appendLocalClock(p.out, ns, p.offset)
 		default:
-			p.out = appendOffsetDateTime(p.out, ns, p.offset)
+			p.out = appendOffsetDateTime(p.out, ns, p.offset, nil)
 		}
 		return
 	}

@@ -1,12 +1,15 @@
 package jfrtool
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -39,13 +42,8 @@ const (
 func Print(w io.Writer, r *jfr.Reader, f Format, opts PrintOptions) error {
 	p := &printer{w: w, opts: opts, filter: newFilter(opts.Events, opts.Categories)}
 	p.out = make([]byte, 0, outBuffer+outBuffer/2)
-	var em emitter
-	switch f {
-	case FormatJSON:
-		em = &jsonPrinter{printer: p}
-	default:
-		em = &prettyPrinter{printer: p}
-	}
+	p.format = f
+	em := newEmitter(p, f)
 	em.begin()
 	err := p.run(r, em)
 	em.end()
@@ -64,6 +62,17 @@ type emitter interface {
 	chunk(c *jfr.Chunk)
 	event(ev *jfr.Event)
 	end()
+	// count and setCount give the number of events written so far (JSON
+	// separates events by commas).
+	count() int
+	setCount(n int)
+}
+
+func newEmitter(p *printer, f Format) emitter {
+	if f == FormatJSON {
+		return &jsonPrinter{printer: p}
+	}
+	return &prettyPrinter{printer: p}
 }
 
 // printer holds what both formats share: output buffer, filter, per-chunk
@@ -73,6 +82,7 @@ type printer struct {
 	werr   error
 	out    []byte
 	opts   PrintOptions
+	format Format
 	filter *filter
 
 	recs  []sortRec
@@ -141,15 +151,21 @@ func (p *printer) run(r *jfr.Reader, em emitter) error {
 			end := ev.StartTicks() + ev.DurationTicks()
 			p.recs = append(p.recs, sortRec{end, rec})
 		}
-		slices.SortStableFunc(p.recs, func(a, b sortRec) int {
-			switch {
-			case a.end < b.end:
-				return -1
-			case a.end > b.end:
-				return 1
+		// A stable sort by end time: records were collected in file
+		// order, so ties are broken by offset and the faster unstable
+		// sort gives the same order.
+		slices.SortFunc(p.recs, func(a, b sortRec) int {
+			if c := cmp.Compare(a.end, b.end); c != 0 {
+				return c
 			}
-			return 0
+			return cmp.Compare(a.rec.Offset, b.rec.Offset)
 		})
+		if workers := min(runtime.GOMAXPROCS(0), maxWorkers); workers > 1 && len(p.recs) >= 4*batchEvents {
+			if err := p.renderParallel(c, em, workers); err != nil {
+				return err
+			}
+			continue
+		}
 		em.chunk(c)
 		for i := range p.recs {
 			if err := c.DecodeEvent(p.recs[i].rec, &ev); err != nil {
@@ -159,6 +175,83 @@ func (p *printer) run(r *jfr.Reader, em emitter) error {
 			p.maybeFlush()
 		}
 	}
+}
+
+// Parallel rendering of a large chunk: batches of sorted events go round
+// robin to workers, each with its own caches, and are written in order.
+const (
+	batchEvents = 256
+	maxWorkers  = 4
+)
+
+// renderParallel renders p.recs with several workers. At most three
+// output buffers per worker are in flight, so memory stays bounded.
+func (p *printer) renderParallel(c *jfr.Chunk, em emitter, workers int) error {
+	type result struct {
+		b   []byte
+		err error
+	}
+	nb := (len(p.recs) + batchEvents - 1) / batchEvents
+	base := em.count()
+	done := make([]chan result, workers)
+	free := make([]chan []byte, workers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		done[w] = make(chan result, 2)
+		free[w] = make(chan []byte, 3)
+		for range 3 {
+			free[w] <- make([]byte, 0, 4<<20)
+		}
+		wp := &printer{opts: p.opts, filter: newFilter("", "")}
+		wp.setChunk(c)
+		wem := newEmitter(wp, p.format)
+		wem.chunk(c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ev jfr.Event
+			for b := w; b < nb; b += workers {
+				select {
+				case wp.out = <-free[w]:
+				case <-stop:
+					return
+				}
+				wp.out = wp.out[:0]
+				wem.setCount(base + b*batchEvents)
+				var err error
+				for i := b * batchEvents; i < min((b+1)*batchEvents, len(p.recs)); i++ {
+					if err = c.DecodeEvent(p.recs[i].rec, &ev); err != nil {
+						break
+					}
+					wem.event(&ev)
+				}
+				select {
+				case done[w] <- result{wp.out, err}:
+				case <-stop:
+					return
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(stop)
+	if err := p.flush(); err != nil {
+		return err
+	}
+	for b := range nb {
+		r := <-done[b%workers]
+		if r.err != nil {
+			return r.err
+		}
+		if _, err := p.w.Write(r.b); err != nil {
+			p.werr = err
+			return err
+		}
+		free[b%workers] <- r.b
+	}
+	em.setCount(base + len(p.recs))
+	return nil
 }
 
 func (p *printer) setChunk(c *jfr.Chunk) {
