@@ -1,0 +1,5 @@
+//go:build race
+
+package pin
+
+const raceEnabled = true

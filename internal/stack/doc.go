@@ -1,0 +1,10 @@
+// Package stack captures the calling goroutine's stack and identity
+// cheaply enough for every event: frame-pointer unwinding into a
+// caller-owned fixed array (about 40 ns for 40 frames, against 1.5-2 us for
+// runtime.Callers), a hash for deduplication, and the goroutine id read
+// from the runtime's g at an offset found once at start-up.
+//
+// The fast paths need amd64 assembly; elsewhere (or with -tags purego)
+// Capture uses runtime.Callers and Goid parses runtime.Stack, which is
+// correct but slow.
+package stack
