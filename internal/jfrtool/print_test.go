@@ -159,10 +159,9 @@ func closeNumbers(a, b []byte) bool {
 }
 
 type goldenCase struct {
-	file  string
-	json  bool
-	opts  PrintOptions
-	extra []string // jfr arguments before the file
+	file string
+	json bool
+	opts PrintOptions
 }
 
 func (c goldenCase) args() []string {
