@@ -1,31 +1,15 @@
 package jfr
 
 import (
-	"compress/gzip"
 	"errors"
 	"io"
-	"os"
 	"testing"
+
+	"github.com/flightrec/flightrec/internal/testrec"
 )
 
 // openTestdata returns the decompressed bytes of a gzipped test recording.
-func openTestdata(t testing.TB, name string) []byte {
-	t.Helper()
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func openTestdata(t testing.TB, name string) []byte { return testrec.Bytes(t, name) }
 
 // The event counts are those of the JDK's RecordingFile API (recordings
 // README and jfr-format.md §9).

@@ -2,15 +2,15 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/flightrec/flightrec/internal/testrec"
 )
 
 // runCmd runs flightrec with args and returns its exit status, stdout and
@@ -39,19 +39,7 @@ func runCmd(t *testing.T, args ...string) (int, []byte, []byte) {
 // last complete chunk ends.
 func truncatedRecording(t *testing.T) (string, int64) {
 	t.Helper()
-	f, err := os.Open("../../jfr/testdata/jdk17-alltypes.jfr.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testrec.Bytes(t, "jdk17-alltypes.jfr.gz")
 	var ends []int64
 	for off := int64(0); off+68 <= int64(len(data)); {
 		off += int64(binary.BigEndian.Uint64(data[off+8:]))

@@ -3,7 +3,6 @@ package jfrtool
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flightrec/flightrec/internal/testrec"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -45,20 +45,7 @@ func recording(t *testing.T, name string) string {
 	if _, err := os.Stat(dst); err == nil {
 		return dst
 	}
-	f, err := os.Open(filepath.Join("..", "..", "jfr", "testdata", name+".gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, data, 0o644); err != nil {
+	if err := os.WriteFile(dst, testrec.Bytes(t, name+".gz"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dst

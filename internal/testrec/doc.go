@@ -1,0 +1,4 @@
+// Package testrec gives tests of every package the recordings kept,
+// gzip-compressed, in jfr/testdata: JDK 17 and 25 recordings made by
+// testdata/java and ../shared/recordings.
+package testrec
