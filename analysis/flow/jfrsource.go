@@ -1,0 +1,271 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/flightrec/flightrec/internal/flowspec"
+	"github.com/flightrec/flightrec/jfr"
+)
+
+// jfrSource reads the flow events of a flightrec recording. Events carry
+// the number of their span; a span is delivered when its span record
+// (flowspec.SpanEvent) arrives, so only the spans still open are held.
+type jfrSource struct {
+	name     string
+	r        *jfr.Reader
+	c        io.Closer
+	nodeName string
+	open     map[int64]*jfrSpan
+	free     []*jfrSpan
+	classes  map[*jfr.Class]*jfrClass
+	thr      map[string]uint32
+	thrNames []string
+	bad      int
+	ordinal  uint32
+	seq      uint32
+	ev       jfr.Event
+	cur      *jfrSpan // the span delivered last, recycled on the next call
+}
+
+type jfrSpan struct {
+	buf    []byte
+	events []jfrEvent
+}
+
+type jfrEvent struct {
+	nano, wall int64
+	thread     uint32
+	kind       flowspec.Kind
+	msg, text  [2]int // offsets in buf
+}
+
+// jfrClass caches the field indexes of one flow event type.
+type jfrClass struct {
+	kind                               flowspec.Kind
+	span, thread, msg, msgText, text   int
+	isSpan, isNode                     bool
+	nonCausal, in, inText, out, outTxt int
+	name                               int
+}
+
+func newJFRSource(name string, r io.Reader, c io.Closer) *jfrSource {
+	return &jfrSource{
+		name: name, r: jfr.NewReader(r, nil), c: c,
+		open: make(map[int64]*jfrSpan), classes: make(map[*jfr.Class]*jfrClass),
+		thr: make(map[string]uint32),
+	}
+}
+
+var eventByName = func() map[string]flowspec.EventType {
+	m := make(map[string]flowspec.EventType)
+	for _, e := range flowspec.Events {
+		m[e.Name] = e
+	}
+	return m
+}()
+
+func (s *jfrSource) class(c *jfr.Class) *jfrClass {
+	if jc, ok := s.classes[c]; ok {
+		return jc
+	}
+	var jc *jfrClass
+	if et, ok := eventByName[c.Name]; ok {
+		jc = &jfrClass{
+			kind: et.Kind, span: c.FieldIndex(flowspec.FieldSpan), thread: c.FieldIndex(flowspec.FieldThread),
+			msg: c.FieldIndex(flowspec.FieldMessage), msgText: c.FieldIndex(flowspec.FieldMessageText),
+			text:   c.FieldIndex(flowspec.FieldText),
+			isSpan: et.Name == flowspec.SpanEvent, isNode: et.Name == flowspec.NodeEvent,
+			nonCausal: c.FieldIndex(flowspec.FieldNonCausal), in: c.FieldIndex(flowspec.FieldIncoming),
+			inText: c.FieldIndex(flowspec.FieldIncomingText), out: c.FieldIndex(flowspec.FieldOutgoing),
+			outTxt: c.FieldIndex(flowspec.FieldOutgoingText), name: c.FieldIndex(flowspec.FieldNodeName),
+		}
+	}
+	s.classes[c] = jc
+	return jc
+}
+
+func (s *jfrSource) node() string {
+	if s.nodeName != "" {
+		return s.nodeName
+	}
+	return nodeNameOf(s.name)
+}
+func (s *jfrSource) threads() []string { return s.thrNames }
+func (s *jfrSource) warnings() int     { return s.bad }
+func (s *jfrSource) Close() error      { return s.c.Close() }
+
+// appendID appends the text of a message ID held in a long and a String
+// field: the String wins when it is not null.
+func appendID(dst []byte, fields []jfr.Value, num, text int) []byte {
+	if text >= 0 && !fields[text].IsNull() {
+		return fields[text].AppendText(dst)
+	}
+	if num >= 0 {
+		if id := fields[num].Int(); id != 0 {
+			return AppendCompactID(dst, id)
+		}
+	}
+	return dst
+}
+
+// AppendCompactID appends the text form "node:counter" of a compact ID.
+func AppendCompactID(dst []byte, id int64) []byte {
+	n, c := flowspec.SplitMessageID(id)
+	dst = strconv.AppendUint(dst, uint64(n), 10)
+	dst = append(dst, ':')
+	return strconv.AppendUint(dst, c, 10)
+}
+
+func (s *jfrSource) next(sp *rawSpan) error {
+	if s.cur != nil {
+		s.free = append(s.free, s.cur)
+		s.cur = nil
+	}
+	for {
+		err := s.r.ReadEvent(&s.ev)
+		if errors.Is(err, io.EOF) {
+			// Spans never closed are lost work of the recorder; count them.
+			s.bad += len(s.open)
+			clear(s.open)
+			return io.EOF
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		jc := s.class(s.ev.Type)
+		if jc == nil {
+			continue
+		}
+		f := s.ev.Fields
+		if jc.isNode {
+			if jc.name >= 0 && !f[jc.name].IsNull() {
+				s.nodeName = f[jc.name].String()
+			}
+			continue
+		}
+		if jc.span < 0 {
+			s.bad++
+			continue
+		}
+		num := f[jc.span].Int()
+		js := s.open[num]
+		if js == nil {
+			if n := len(s.free); n > 0 {
+				js = s.free[n-1]
+				s.free = s.free[:n-1]
+				js.buf, js.events = js.buf[:0], js.events[:0]
+			} else {
+				js = &jfrSpan{}
+			}
+			s.open[num] = js
+		}
+		if jc.isSpan {
+			delete(s.open, num)
+			s.cur = js
+			return s.deliver(js, f, jc, sp)
+		}
+		h := &s.ev.Chunk.Header
+		ticks := s.ev.StartTicks()
+		clk := jfr.Clock{StartNanos: h.StartNanos, StartTicks: h.StartTicks, TicksPerSecond: h.TicksPerSecond}
+		e := jfrEvent{kind: jc.kind, wall: clk.Nanos(ticks)}
+		// The tick counter is the node's monotonic clock.
+		e.nano = clk.Nanos(ticks) - h.StartNanos + h.StartTicks*1e9/max(h.TicksPerSecond, 1)
+		var th []byte
+		if jc.thread >= 0 {
+			start := len(js.buf)
+			js.buf = f[jc.thread].AppendText(js.buf)
+			th = js.buf[start:]
+			js.buf = js.buf[:start]
+		}
+		id, ok := s.thr[string(th)]
+		if !ok {
+			id = uint32(len(s.thrNames))
+			s.thr[string(th)] = id
+			s.thrNames = append(s.thrNames, string(th))
+		}
+		e.thread = id
+		start := len(js.buf)
+		js.buf = appendID(js.buf, f, jc.msg, jc.msgText)
+		e.msg = [2]int{start, len(js.buf)}
+		start = len(js.buf)
+		if jc.text >= 0 && !f[jc.text].IsNull() {
+			js.buf = f[jc.text].AppendText(js.buf)
+		}
+		e.text = [2]int{start, len(js.buf)}
+		js.events = append(js.events, e)
+	}
+}
+
+// deliver fills sp from a span's buffered events and its span record.
+func (s *jfrSource) deliver(js *jfrSpan, f []jfr.Value, jc *jfrClass, sp *rawSpan) error {
+	sp.nonCausal = jc.nonCausal >= 0 && f[jc.nonCausal].Bool()
+	// The IDs of the header go after the events' text in the same buffer.
+	hdr := len(js.buf)
+	js.buf = appendID(js.buf, f, jc.in, jc.inText)
+	inEnd := len(js.buf)
+	var outs [][2]int
+	if jc.out >= 0 && f[jc.out].Kind() == jfr.KindArray {
+		for _, v := range f[jc.out].Elems() {
+			if v.Int() != 0 {
+				start := len(js.buf)
+				js.buf = AppendCompactID(js.buf, v.Int())
+				outs = append(outs, [2]int{start, len(js.buf)})
+			}
+		}
+	}
+	if jc.outTxt >= 0 && f[jc.outTxt].Kind() == jfr.KindArray {
+		for _, v := range f[jc.outTxt].Elems() {
+			if !v.IsNull() {
+				start := len(js.buf)
+				js.buf = v.AppendText(js.buf)
+				outs = append(outs, [2]int{start, len(js.buf)})
+			}
+		}
+	}
+	b := js.buf
+	sp.in = nil
+	if inEnd > hdr {
+		sp.in = b[hdr:inEnd]
+	}
+	sp.out = sp.out[:0]
+outer:
+	for _, o := range outs {
+		id := b[o[0]:o[1]]
+		for _, p := range sp.out {
+			if string(p) == string(id) {
+				continue outer
+			}
+		}
+		sp.out = append(sp.out, id)
+	}
+	s.seq++
+	sp.seq = s.seq
+	sp.ordinal = 0
+	if !sp.nonCausal {
+		s.ordinal++
+		sp.ordinal = s.ordinal
+	}
+	sp.events = sp.events[:0]
+	sp.lastWall = 0
+	for i, e := range js.events {
+		k := e.kind
+		if sp.nonCausal && k == flowspec.SendStarted {
+			k = flowspec.NonCausalSend
+		}
+		re := rawEvent{nano: e.nano, wall: e.wall, thread: e.thread, kind: k}
+		if e.msg[1] > e.msg[0] {
+			re.msg = b[e.msg[0]:e.msg[1]]
+		}
+		if e.text[1] > e.text[0] {
+			re.text = b[e.text[0]:e.text[1]]
+		}
+		if i == 0 || e.wall > sp.lastWall {
+			sp.lastWall = e.wall
+		}
+		sp.events = append(sp.events, re)
+	}
+	return nil
+}

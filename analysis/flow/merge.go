@@ -1,0 +1,546 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/flightrec/flightrec/internal/flowspec"
+)
+
+// Options configures Merge. The zero value (or nil) gives the defaults.
+type Options struct {
+	// Progress, if not nil, is called now and then during the merging
+	// pass with the number of events merged and the total counted in the
+	// first pass.
+	Progress func(done, total int64)
+}
+
+// Event is one event of a trace.
+type Event struct {
+	Nano    int64  // the node's monotonic clock, ns
+	Wall    int64  // wall time corrected by the node's clock offset, ns since the epoch
+	RawWall int64  // wall time as the node recorded it
+	Text    string // payload that is not a message ID (tag, checkpoint text)
+	Msg     int32  // message key (Trace.MessageID), -1 for none
+	Thread  uint32 // index into the node's threads
+	Span    uint32 // node-local sequence number of the span (NC spans included)
+	Ordinal uint32 // 1-based ordinal among the node's causal spans, 0 in an NC span
+	Seq     uint32 // position within the span as read, for deterministic ties
+	Node    uint16
+	Kind    flowspec.Kind
+}
+
+// Trace is a set of spans connected through message IDs, its events in
+// causal order.
+type Trace struct {
+	Index  int // in completion order, from 0
+	Events []Event
+	// Messages are the keys of the trace's messages, sorted by their IDs.
+	Messages []int32
+	// Incomplete is set for a trace still waiting for spans when all
+	// inputs ended: an input failed or a count is inconsistent.
+	Incomplete bool
+	// Inconsistencies counts receipts that had to be placed before their
+	// send (a node received a message it sent only later by its own clock,
+	// or IDs collide).
+	Inconsistencies int
+
+	m *Merger
+}
+
+// Merger holds what a merge knows about nodes and messages; Traces keep a
+// reference to it for names.
+type Merger struct {
+	Nodes   []string   // node names, by input
+	Threads [][]string // thread names per node
+	// Offsets are the estimated clock offsets per node, ns: corrected wall
+	// time = recorded wall time - offset.
+	Offsets []int64
+	// ClockInconsistencies counts message constraints no clock offsets
+	// satisfy.
+	ClockInconsistencies int
+	Errors               []error // inputs that failed; they count as finished
+	Warnings             int     // malformed lines or records skipped
+	Events               int64   // events read in the counting pass
+	Spans                int64
+	TracesOut            int
+	IncompleteTraces     int
+	PeakOpenTraces       int
+	PeakOpenEvents       int64
+
+	ids      *idTable
+	refs     []int32 // remaining span references per message
+	sendWall []int64 // first causal send per message, raw wall ns
+	sendNode []uint16
+	trace    []int32 // open trace per message, -1 none
+	texts    map[string]string
+	opts     Options
+	rank     []int
+}
+
+// NodeName returns the name of an event's node.
+func (t *Trace) NodeName(e *Event) string { return t.m.Nodes[e.Node] }
+
+// ThreadName returns the name of an event's thread.
+func (t *Trace) ThreadName(e *Event) string { return t.m.Threads[e.Node][e.Thread] }
+
+// MessageID returns the text of a message key.
+func (t *Trace) MessageID(k int32) string { return t.m.ids.Text(uint32(k)) }
+
+// Merger returns the merge the trace came from.
+func (t *Trace) Merger() *Merger { return t.m }
+
+// maxTexts bounds the cache that shares equal payload strings (tags,
+// checkpoint texts) between events.
+const maxTexts = 1 << 16
+
+// Merge reads the inputs twice and calls fn with every trace, in the order
+// the traces complete. The first pass counts, for every message ID, the
+// spans that mention it and estimates the clock offsets; the second pass
+// reads the inputs again, span by span, always from the input whose next
+// span ends earliest (after correction), joins spans into traces and hands
+// a trace to fn as soon as no span anywhere can still mention one of its
+// messages. Memory therefore holds the counts (a few tens of bytes per
+// message) and the traces still open, which the time-aligned reading keeps
+// to the traces in flight around the current time.
+//
+// An input that fails to open or to read counts as finished from where it
+// failed; its error is in Merger.Errors and the traces that waited for
+// its spans are handed to fn at the end with Incomplete set. The returned
+// error is fn's, or nil.
+func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error) {
+	m := &Merger{ids: newIDTable(), texts: make(map[string]string)}
+	if opts != nil {
+		m.opts = *opts
+	}
+	if len(inputs) > math.MaxUint16 {
+		return m, fmt.Errorf("flow: %d inputs, at most %d", len(inputs), math.MaxUint16)
+	}
+	m.Nodes = make([]string, len(inputs))
+	m.Threads = make([][]string, len(inputs))
+	failed := make([]bool, len(inputs))
+	n := len(inputs)
+	minDelay := make([]int64, n*n)
+	for i := range minDelay {
+		minDelay[i] = noDelay
+	}
+	type receipt struct {
+		key  uint32
+		node uint16
+		wall int64
+	}
+	var pending []receipt
+	var sp rawSpan
+	var keys []uint32
+	for i, in := range inputs {
+		m.Nodes[i] = nodeNameOf(in.Name)
+		src, err := openSource(in)
+		if err != nil {
+			m.Errors = append(m.Errors, err)
+			failed[i] = true
+			continue
+		}
+		for {
+			err := src.next(&sp)
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					m.Errors = append(m.Errors, err)
+					failed[i] = true
+				}
+				break
+			}
+			m.Spans++
+			m.Events += int64(len(sp.events))
+			keys = m.spanKeys(&sp, keys[:0], true)
+			for _, k := range keys {
+				m.refs[k]++
+			}
+			if sp.nonCausal {
+				continue
+			}
+			for j := range sp.events {
+				e := &sp.events[j]
+				if e.kind == flowspec.SendStarted && e.msg != nil {
+					k := m.intern(e.msg)
+					if m.sendWall[k] == noDelay || e.wall < m.sendWall[k] {
+						m.sendWall[k], m.sendNode[k] = e.wall, uint16(i)
+					}
+				}
+			}
+			if sp.in != nil {
+				k, _ := m.ids.Lookup(sp.in)
+				if w, ok := receiptWall(&sp); ok {
+					pending = append(pending, receipt{k, uint16(i), w})
+				}
+			}
+		}
+		m.Nodes[i] = src.node()
+		m.Threads[i] = slices.Clone(src.threads())
+		m.Warnings += src.warnings()
+		src.Close()
+	}
+	for _, r := range pending {
+		if s := m.sendWall[r.key]; s != noDelay && m.sendNode[r.key] != r.node {
+			d := &minDelay[int(m.sendNode[r.key])*n+int(r.node)]
+			*d = min(*d, r.wall-s)
+		}
+	}
+	pending = nil
+	m.sendWall, m.sendNode = nil, nil
+	for i, a := range m.Nodes {
+		for _, b := range m.Nodes[:i] {
+			if a == b {
+				return m, fmt.Errorf("flow: two inputs are node %s: each node needs its own name", a)
+			}
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpString(m.Nodes[a], m.Nodes[b]) })
+	m.Offsets, m.ClockInconsistencies = estimateOffsets(n, minDelay, order)
+	m.trace = make([]int32, m.ids.Len())
+	for i := range m.trace {
+		m.trace[i] = -1
+	}
+	return m, m.pass2(inputs, failed, fn)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// receiptWall returns when a span received its incoming message: its first
+// Incoming event, else the handling or discard of the message (local
+// delivery has no Incoming).
+func receiptWall(sp *rawSpan) (int64, bool) {
+	best, ok := int64(0), false
+	for i := range sp.events {
+		e := &sp.events[i]
+		if e.kind == flowspec.Received && (!ok || e.wall < best) {
+			best, ok = e.wall, true
+		}
+	}
+	if ok {
+		return best, true
+	}
+	for i := range sp.events {
+		e := &sp.events[i]
+		if (e.kind == flowspec.HandleStart || e.kind == flowspec.Discard) && string(e.msg) == string(sp.in) {
+			return e.wall, true
+		}
+	}
+	return 0, false
+}
+
+// intern returns the key of a message ID, growing the per-message arrays.
+func (m *Merger) intern(id []byte) uint32 {
+	k, added := m.ids.Intern(id)
+	if added {
+		m.refs = append(m.refs, 0)
+		if m.trace != nil {
+			m.trace = append(m.trace, -1)
+		} else {
+			m.sendWall = append(m.sendWall, noDelay)
+			m.sendNode = append(m.sendNode, 0)
+		}
+	}
+	return k
+}
+
+// spanKeys appends the distinct message keys a span references: its
+// incoming and outgoing IDs, or only the outgoing ones for a non-causal
+// span. Both passes use it, so each (span, ID) is counted and released
+// exactly once — the reference tool released an NC span's ID once per
+// retransmission event and died on the second.
+func (m *Merger) spanKeys(sp *rawSpan, keys []uint32, add bool) []uint32 {
+	get := func(id []byte) uint32 {
+		if add {
+			return m.intern(id)
+		}
+		k, ok := m.ids.Lookup(id)
+		if !ok {
+			k = m.intern(id)
+		}
+		return k
+	}
+	if sp.in != nil && !sp.nonCausal {
+		keys = append(keys, get(sp.in))
+	}
+	for _, id := range sp.out {
+		k := get(id)
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// openTrace is a trace being assembled in pass 2.
+type openTrace struct {
+	events []Event
+	keys   []uint32
+	open   int32 // keys whose references are not all consumed
+}
+
+type pass2Input struct {
+	src  source
+	sp   rawSpan
+	have bool
+	span uint32
+	node uint16
+}
+
+func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) error {
+	var ins []*pass2Input
+	for i, in := range inputs {
+		if failed[i] {
+			continue // finished where pass 1 found it broken
+		}
+		src, err := openSource(in)
+		if err != nil {
+			m.Errors = append(m.Errors, err)
+			continue
+		}
+		ins = append(ins, &pass2Input{src: src, node: uint16(i)})
+	}
+	defer func() {
+		for _, in := range ins {
+			in.src.Close()
+		}
+	}()
+	advance := func(in *pass2Input) {
+		err := in.src.next(&in.sp)
+		in.have = err == nil
+		if err != nil && !errors.Is(err, io.EOF) {
+			m.Errors = append(m.Errors, err)
+		}
+	}
+	for _, in := range ins {
+		advance(in)
+	}
+	var (
+		traces   []*openTrace
+		free     []int32
+		nopen    int
+		nevents  int64
+		done     int64
+		keys     []uint32
+		outIndex int
+		ferr     error
+	)
+	newTrace := func() int32 {
+		nopen++
+		m.PeakOpenTraces = max(m.PeakOpenTraces, nopen)
+		if n := len(free); n > 0 {
+			t := free[n-1]
+			free = free[:n-1]
+			traces[t] = &openTrace{}
+			return t
+		}
+		traces = append(traces, &openTrace{})
+		return int32(len(traces) - 1)
+	}
+	emit := func(ti int32, incomplete bool) {
+		t := traces[ti]
+		traces[ti] = nil
+		free = append(free, ti)
+		nopen--
+		nevents -= int64(len(t.events))
+		for _, k := range t.keys {
+			m.trace[k] = -1
+		}
+		if ferr != nil {
+			return
+		}
+		tr := &Trace{Index: outIndex, Events: t.events, Incomplete: incomplete, m: m}
+		outIndex++
+		m.TracesOut++
+		if incomplete {
+			m.IncompleteTraces++
+		}
+		tr.Messages = make([]int32, len(t.keys))
+		for i, k := range t.keys {
+			tr.Messages[i] = int32(k)
+		}
+		slices.SortFunc(tr.Messages, func(a, b int32) int { return cmpString(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
+		tr.order()
+		ferr = fn(tr)
+	}
+	// join adds key k to trace ti, merging k's trace into it if k has one.
+	join := func(ti int32, k uint32) int32 {
+		other := m.trace[k]
+		if other == ti {
+			return ti
+		}
+		if other < 0 {
+			t := traces[ti]
+			m.trace[k] = ti
+			t.keys = append(t.keys, k)
+			if m.refs[k] > 0 {
+				t.open++
+			}
+			return ti
+		}
+		// Merge the smaller trace into the larger, so every key moves
+		// O(log n) times at most.
+		a, b := traces[ti], traces[other]
+		if len(a.keys)+len(a.events) < len(b.keys)+len(b.events) {
+			ti, other = other, ti
+			a, b = b, a
+		}
+		a.events = append(a.events, b.events...)
+		for _, k2 := range b.keys {
+			m.trace[k2] = ti
+		}
+		a.keys = append(a.keys, b.keys...)
+		a.open += b.open
+		traces[other] = nil
+		free = append(free, other)
+		nopen--
+		return ti
+	}
+	release := func(ti int32, k uint32) {
+		if m.refs[k] > 0 {
+			m.refs[k]--
+			if m.refs[k] == 0 {
+				traces[ti].open--
+			}
+		}
+	}
+	for ferr == nil {
+		// The input whose next span ends first after clock correction.
+		var in *pass2Input
+		for _, c := range ins {
+			if c.have && (in == nil || c.sp.lastWall-m.Offsets[c.node] < in.sp.lastWall-m.Offsets[in.node]) {
+				in = c
+			}
+		}
+		if in == nil {
+			break
+		}
+		sp := &in.sp
+		in.span++
+		done += int64(len(sp.events))
+		if m.opts.Progress != nil && in.span%1024 == 0 {
+			m.opts.Progress(done, m.Events)
+		}
+		if sp.nonCausal {
+			// Only the sends of a non-causal span matter: each becomes a
+			// Retransmission event in its message's trace.
+			keys = m.spanKeys(sp, keys[:0], false)
+			for j := range sp.events {
+				e := &sp.events[j]
+				if e.kind != flowspec.NonCausalSend || e.msg == nil {
+					continue
+				}
+				k, ok := m.ids.Lookup(e.msg)
+				if !ok {
+					k = m.intern(e.msg)
+				}
+				ti := m.trace[k]
+				if ti < 0 {
+					ti = newTrace()
+					ti = join(ti, k)
+				}
+				traces[ti].events = append(traces[ti].events, m.event(in, e, int32(k), uint32(j)))
+				nevents++
+			}
+			for _, k := range keys {
+				if ti := m.trace[k]; ti >= 0 {
+					release(ti, k)
+					if traces[ti].open == 0 {
+						emit(ti, false)
+					}
+				} else if m.refs[k] > 0 {
+					m.refs[k]--
+				}
+			}
+		} else {
+			keys = m.spanKeys(sp, keys[:0], false)
+			ti := int32(-1)
+			for _, k := range keys {
+				if m.trace[k] >= 0 {
+					ti = m.trace[k]
+					break
+				}
+			}
+			if ti < 0 {
+				ti = newTrace()
+			}
+			for _, k := range keys {
+				ti = join(ti, k)
+			}
+			var inKey int32 = -1
+			if sp.in != nil {
+				inKey = int32(keys[0])
+			}
+			t := traces[ti]
+			for j := range sp.events {
+				e := &sp.events[j]
+				k := int32(-1)
+				if e.msg != nil {
+					kk, ok := m.ids.Lookup(e.msg)
+					if !ok {
+						kk = m.intern(e.msg)
+					}
+					k = int32(kk)
+				} else if e.kind == flowspec.Received {
+					// The reference tool shows the bytes read as the
+					// message the span handled.
+					k = inKey
+				}
+				t.events = append(t.events, m.event(in, e, k, uint32(j)))
+			}
+			nevents += int64(len(sp.events))
+			for _, k := range keys {
+				release(ti, k)
+			}
+			if t.open == 0 {
+				emit(ti, false)
+			}
+		}
+		m.PeakOpenEvents = max(m.PeakOpenEvents, nevents)
+		advance(in)
+	}
+	// What is still open waits for spans no input will deliver.
+	for ti := range traces {
+		if traces[ti] != nil {
+			emit(int32(ti), true)
+		}
+	}
+	if m.opts.Progress != nil {
+		m.opts.Progress(m.Events, m.Events)
+	}
+	return ferr
+}
+
+// event converts a raw event of input in.
+func (m *Merger) event(in *pass2Input, e *rawEvent, msg int32, seq uint32) Event {
+	ev := Event{
+		Nano: e.nano, Wall: e.wall - m.Offsets[in.node], RawWall: e.wall,
+		Msg: msg, Thread: e.thread, Span: in.span, Ordinal: in.sp.ordinal, Seq: seq,
+		Node: in.node, Kind: e.kind,
+	}
+	if len(e.text) > 0 {
+		s, ok := m.texts[string(e.text)]
+		if !ok {
+			s = string(e.text)
+			if len(m.texts) < maxTexts {
+				m.texts[s] = s
+			}
+		}
+		ev.Text = s
+	}
+	return ev
+}

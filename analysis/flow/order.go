@@ -1,0 +1,133 @@
+package flow
+
+import (
+	"slices"
+
+	"github.com/flightrec/flightrec/internal/flowspec"
+)
+
+// isSend tells whether an event transmits its message.
+func isSend(k flowspec.Kind) bool { return k == flowspec.SendStarted || k == flowspec.NonCausalSend }
+
+// isReceipt tells whether an event shows its message arrived.
+func isReceipt(k flowspec.Kind) bool {
+	return k == flowspec.Received || k == flowspec.HandleStart || k == flowspec.Discard
+}
+
+// order sorts the trace's events:
+//
+//  1. causality: an event that shows a message arrived (Incoming,
+//     Handling, Discard) comes after a transmission of that message, if
+//     the trace has one;
+//  2. events of one node keep the order of the node's monotonic clock
+//     (ties: span, then position in the span);
+//  3. across nodes, corrected wall time, at nanosecond resolution;
+//  4. ties: node name.
+//
+// It is a merge of the nodes' event queues that always takes the earliest
+// head that is not waiting for a send. When every head waits (a node
+// received a message before, by its own clock, it sent it; or two
+// messages share an ID) the earliest head goes anyway and the trace
+// counts an inconsistency.
+func (t *Trace) order() {
+	m := t.m
+	evs := t.Events
+	if len(evs) == 0 {
+		return
+	}
+	rank := m.nodeRank()
+	// Queues per node, in the trace's first-seen node order.
+	var nodes []uint16
+	byNode := make(map[uint16][]Event)
+	for _, e := range evs {
+		q, ok := byNode[e.Node]
+		if !ok {
+			nodes = append(nodes, e.Node)
+		}
+		byNode[e.Node] = append(q, e)
+	}
+	slices.SortFunc(nodes, func(a, b uint16) int { return rank[a] - rank[b] })
+	queues := make([][]Event, len(nodes))
+	for i, n := range nodes {
+		q := byNode[n]
+		slices.SortStableFunc(q, func(a, b Event) int {
+			switch {
+			case a.Nano != b.Nano:
+				return cmpInt(a.Nano, b.Nano)
+			case a.Span != b.Span:
+				return cmpInt(int64(a.Span), int64(b.Span))
+			}
+			return cmpInt(int64(a.Seq), int64(b.Seq))
+		})
+		queues[i] = q
+	}
+	hasSend := make(map[int32]bool)
+	for _, e := range evs {
+		if isSend(e.Kind) && e.Msg >= 0 {
+			hasSend[e.Msg] = false
+		}
+	}
+	blocked := func(e *Event) bool {
+		if !isReceipt(e.Kind) || e.Msg < 0 {
+			return false
+		}
+		sent, ok := hasSend[e.Msg]
+		return ok && !sent
+	}
+	out := evs[:0:0]
+	out = slices.Grow(out, len(evs))
+	for len(out) < len(evs) {
+		best, bestAny := -1, -1
+		for i, q := range queues {
+			if len(q) == 0 {
+				continue
+			}
+			if bestAny < 0 || q[0].Wall < queues[bestAny][0].Wall {
+				bestAny = i
+			}
+			if blocked(&q[0]) {
+				continue
+			}
+			if best < 0 || q[0].Wall < queues[best][0].Wall {
+				best = i
+			}
+		}
+		if best < 0 {
+			best = bestAny
+			t.Inconsistencies++
+		}
+		e := queues[best][0]
+		queues[best] = queues[best][1:]
+		if isSend(e.Kind) && e.Msg >= 0 {
+			hasSend[e.Msg] = true
+		}
+		out = append(out, e)
+	}
+	t.Events = out
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// nodeRank returns each node's position in name order.
+func (m *Merger) nodeRank() []int {
+	if m.rank == nil {
+		order := make([]int, len(m.Nodes))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmpString(m.Nodes[a], m.Nodes[b]) })
+		m.rank = make([]int, len(m.Nodes))
+		for r, i := range order {
+			m.rank[i] = r
+		}
+	}
+	return m.rank
+}

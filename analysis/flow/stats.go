@@ -1,0 +1,778 @@
+package flow
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/flightrec/flightrec/internal/flowspec"
+)
+
+// Stats accumulates the reference tool's four analyses over traces. Add
+// every trace, then write the reports.
+type Stats struct {
+	// tag -> per-tag message statistics
+	tags map[string]*tagStats
+	// directed node pair -> matched transmission/receipt pairs, over all
+	// messages (every tag): the latency of a pair needs both directions.
+	pairs       map[[2]string]*meanAcc
+	notSent     int
+	notReceived int
+
+	traceTags map[string]*traceTagStats
+
+	lockTraces, nonLockTraces int
+	locksPerTrace             acc
+	lockOK, lockFail          int
+	acquire, fail, held       acc
+
+	interceptors map[string]map[string]*acc // trace tag -> Command@Interceptor -> self time (ns)
+}
+
+// NewStats returns empty statistics.
+func NewStats() *Stats {
+	return &Stats{
+		tags: make(map[string]*tagStats), pairs: make(map[[2]string]*meanAcc),
+		traceTags: make(map[string]*traceTagStats), interceptors: make(map[string]map[string]*acc),
+	}
+}
+
+type tagStats struct {
+	handle map[string]*meanAcc        // receiving node -> incoming-to-handle delay
+	routes map[[2]string]*RouteCounts // sender, receiver
+}
+
+// RouteCounts are the counters of one route (sender -> receiver). Every
+// copy of a message addressed to the receiver is exactly one of: the
+// first handled copy (Unique), a discarded copy, a copy handled again
+// (Ignored), a transmission that did not arrive (Lost) or a copy that no
+// transmission accounts for, a network duplicate (Duplicate). Total is
+// their sum.
+type RouteCounts struct {
+	Unique, Total, Discarded, Ignored, Lost, Duplicate int
+}
+
+type traceTagStats struct {
+	n          int
+	msgs       acc
+	combos     map[string]int
+	nodes      acc
+	threads    acc
+	processing acc // ns
+	wall       acc // ms
+}
+
+// acc keeps count, sum, min and max.
+type acc struct {
+	n             int
+	sum, min, max float64
+}
+
+func (a *acc) add(v float64) {
+	if a.n == 0 || v < a.min {
+		a.min = v
+	}
+	if a.n == 0 || v > a.max {
+		a.max = v
+	}
+	a.n++
+	a.sum += v
+}
+
+func (a *acc) avg() float64 {
+	if a.n == 0 {
+		return math.NaN()
+	}
+	return a.sum / float64(a.n)
+}
+
+type meanAcc struct {
+	n   int
+	sum float64
+}
+
+func (a *meanAcc) add(v float64) { a.n++; a.sum += v }
+func (a *meanAcc) avg() float64 {
+	if a.n == 0 {
+		return math.NaN()
+	}
+	return a.sum / float64(a.n)
+}
+
+// spanKey identifies a span of a trace.
+type spanKey struct {
+	node uint16
+	span uint32
+}
+
+// Add accumulates one trace.
+func (s *Stats) Add(t *Trace) {
+	s.addMessages(t)
+	s.addTrace(t)
+	s.addLocks(t)
+	s.addInterceptors(t)
+}
+
+func (s *Stats) addMessages(t *Trace) {
+	evs := t.Events
+	// Per span: its Incoming, its message tags.
+	incoming := make(map[spanKey]*Event)
+	msgTags := make(map[spanKey][]string)
+	for i := range evs {
+		e := &evs[i]
+		k := spanKey{e.Node, e.Span}
+		switch e.Kind {
+		case flowspec.Received:
+			if incoming[k] == nil {
+				incoming[k] = e
+			}
+		case flowspec.MessageTag:
+			msgTags[k] = append(msgTags[k], e.Text)
+		}
+	}
+	type reception struct {
+		ev      *Event // when the copy arrived
+		handle  *Event // the handling, nil for a discard
+		discard bool
+	}
+	for _, k := range t.Messages {
+		var sends []*Event
+		byNode := make(map[uint16][]reception)
+		tagSet := make(map[string]bool)
+		for i := range evs {
+			e := &evs[i]
+			if e.Msg != k {
+				continue
+			}
+			sk := spanKey{e.Node, e.Span}
+			switch e.Kind {
+			case flowspec.SendStarted, flowspec.NonCausalSend:
+				sends = append(sends, e)
+			case flowspec.HandleStart:
+				r := reception{ev: e, handle: e}
+				if in := incoming[sk]; in != nil {
+					r.ev = in
+				}
+				byNode[e.Node] = append(byNode[e.Node], r)
+				for _, tg := range msgTags[sk] {
+					tagSet[tg] = true
+				}
+			case flowspec.Discard:
+				byNode[e.Node] = append(byNode[e.Node], reception{ev: e, discard: true})
+				for _, tg := range msgTags[sk] {
+					tagSet[tg] = true
+				}
+			}
+		}
+		if len(sends) == 0 {
+			s.notSent++
+		}
+		if len(byNode) == 0 {
+			s.notReceived++
+		}
+		if len(sends) == 0 || len(byNode) == 0 {
+			continue
+		}
+		tags := make([]string, 0, len(tagSet))
+		for tg := range tagSet {
+			tags = append(tags, tg)
+		}
+		if len(tags) == 0 {
+			tags = append(tags, "-no-tag-")
+		}
+		// The route starts at the first transmission's node.
+		first := sends[0]
+		for _, e := range sends {
+			if e.Wall < first.Wall {
+				first = e
+			}
+		}
+		from := t.NodeName(first)
+		sorted := slices.Clone(sends)
+		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmpInt(a.Wall, b.Wall) })
+		nodes := make([]uint16, 0, len(byNode))
+		for n := range byNode {
+			nodes = append(nodes, n)
+		}
+		slices.Sort(nodes)
+		for _, n := range nodes {
+			recs := byNode[n]
+			slices.SortStableFunc(recs, func(a, b reception) int { return cmpInt(a.ev.Wall, b.ev.Wall) })
+			to := t.m.Nodes[n]
+			var rc RouteCounts
+			// Match every copy that arrived to the latest transmission not
+			// matched yet that precedes it (corrected wall time); a copy
+			// that arrives before every transmission (clock residue) takes
+			// the first. Unmatched copies are network duplicates;
+			// unmatched transmissions before the last matched one are
+			// lost; those after it were not addressed to this node (a
+			// retransmission to another receiver).
+			matched := make([]bool, len(sorted))
+			lastMatched := -1
+			firstHandled := true
+			for _, r := range recs {
+				j := -1
+				for i := len(sorted) - 1; i >= 0; i-- {
+					if !matched[i] && sorted[i].Wall <= r.ev.Wall {
+						j = i
+						break
+					}
+				}
+				if j < 0 && sorted[0].Wall > r.ev.Wall && !matched[0] {
+					j = 0
+				}
+				switch {
+				case j < 0:
+					rc.Duplicate++
+					continue
+				case r.discard:
+					rc.Discarded++
+				case firstHandled:
+					rc.Unique++
+					firstHandled = false
+				default:
+					rc.Ignored++
+				}
+				matched[j] = true
+				lastMatched = max(lastMatched, j)
+				if sorted[j].Node != n {
+					// Different clocks: the offset cancels in the
+					// symmetric pair formula.
+					p := s.pair(t.NodeName(sorted[j]), to)
+					p.add(float64(r.ev.Nano - sorted[j].Nano))
+				}
+			}
+			for i := 0; i < lastMatched; i++ {
+				if !matched[i] {
+					rc.Lost++
+				}
+			}
+			rc.Total = rc.Unique + rc.Discarded + rc.Ignored + rc.Lost + rc.Duplicate
+			for _, tg := range tags {
+				ts := s.tag(tg)
+				r := ts.routes[[2]string{from, to}]
+				if r == nil {
+					r = &RouteCounts{}
+					ts.routes[[2]string{from, to}] = r
+				}
+				r.Unique += rc.Unique
+				r.Total += rc.Total
+				r.Discarded += rc.Discarded
+				r.Ignored += rc.Ignored
+				r.Lost += rc.Lost
+				r.Duplicate += rc.Duplicate
+				for _, rec := range recs {
+					if rec.handle != nil && rec.ev != rec.handle {
+						h := ts.handle[to]
+						if h == nil {
+							h = &meanAcc{}
+							ts.handle[to] = h
+						}
+						h.add(float64(rec.handle.Nano - rec.ev.Nano))
+					}
+				}
+			}
+		}
+	}
+}
+
+func (s *Stats) pair(from, to string) *meanAcc {
+	p := s.pairs[[2]string{from, to}]
+	if p == nil {
+		p = &meanAcc{}
+		s.pairs[[2]string{from, to}] = p
+	}
+	return p
+}
+
+func (s *Stats) tag(name string) *tagStats {
+	ts := s.tags[name]
+	if ts == nil {
+		ts = &tagStats{handle: make(map[string]*meanAcc), routes: make(map[[2]string]*RouteCounts)}
+		s.tags[name] = ts
+	}
+	return ts
+}
+
+// Latency returns the transport latency between two nodes in ns,
+// (avg(receipt_b - send_a) + avg(receipt_a - send_b)) / 2 over all matched
+// copies between them in both directions, each difference taken between
+// the two nodes' monotonic clocks: the unknown offset between the clocks
+// cancels if the latency is symmetric. ok is false unless both directions
+// were seen.
+func (s *Stats) Latency(a, b string) (ns float64, ok bool) {
+	ab, ba := s.pairs[[2]string{a, b}], s.pairs[[2]string{b, a}]
+	if ab == nil || ba == nil || ab.n == 0 || ba.n == 0 {
+		return math.NaN(), false
+	}
+	return (ab.avg() + ba.avg()) / 2, true
+}
+
+// TraceTag returns a trace's tag: its distinct trace tags, sorted and
+// joined with "+" (the reference took only the first, so merged operations
+// lost theirs), or "-no-tag-".
+func TraceTag(t *Trace) string {
+	var tags []string
+	for i := range t.Events {
+		if e := &t.Events[i]; e.Kind == flowspec.TraceTag && !slices.Contains(tags, e.Text) {
+			tags = append(tags, e.Text)
+		}
+	}
+	if len(tags) == 0 {
+		return "-no-tag-"
+	}
+	slices.Sort(tags)
+	return strings.Join(tags, "+")
+}
+
+func (s *Stats) addTrace(t *Trace) {
+	tag := TraceTag(t)
+	ts := s.traceTags[tag]
+	if ts == nil {
+		ts = &traceTagStats{combos: make(map[string]int)}
+		s.traceTags[tag] = ts
+	}
+	ts.n++
+	ts.msgs.add(float64(len(t.Messages)))
+	// Tag combination of each message: the message tags of the spans that
+	// handle it.
+	handling := make(map[int32][]spanKey)
+	spanTags := make(map[spanKey][]string)
+	nodes := make(map[uint16]bool)
+	for i := range t.Events {
+		e := &t.Events[i]
+		nodes[e.Node] = true
+		sk := spanKey{e.Node, e.Span}
+		switch e.Kind {
+		case flowspec.HandleStart:
+			if e.Msg >= 0 {
+				handling[e.Msg] = append(handling[e.Msg], sk)
+			}
+		case flowspec.MessageTag:
+			spanTags[sk] = append(spanTags[sk], e.Text)
+		}
+	}
+	for _, k := range t.Messages {
+		var tags []string
+		for _, sk := range handling[k] {
+			for _, tg := range spanTags[sk] {
+				if !slices.Contains(tags, tg) {
+					tags = append(tags, tg)
+				}
+			}
+		}
+		slices.Sort(tags)
+		combo := strings.Join(tags, ",")
+		if combo == "" {
+			combo = "-no-tag-"
+		}
+		ts.combos[combo]++
+	}
+	ts.nodes.add(float64(len(nodes)))
+	// A "thread" is a segment of one node's thread ending with
+	// TPComplete (or the thread's last event in the trace); processing is
+	// the sum of the segments' lengths.
+	type th struct {
+		node   uint16
+		thread uint32
+	}
+	startOf := make(map[th]int64)
+	lastOf := make(map[th]int64)
+	segments, processing := 0, int64(0)
+	for i := range t.Events {
+		e := &t.Events[i]
+		k := th{e.Node, e.Thread}
+		if _, ok := startOf[k]; !ok {
+			startOf[k] = e.Nano
+			segments++
+		}
+		lastOf[k] = e.Nano
+		if e.Kind == flowspec.WorkComplete {
+			processing += e.Nano - startOf[k]
+			delete(startOf, k)
+		}
+	}
+	for k, start := range startOf {
+		processing += lastOf[k] - start
+	}
+	ts.threads.add(float64(segments))
+	ts.processing.add(float64(processing))
+	if n := len(t.Events); n > 0 {
+		ts.wall.add(float64(msOf(t.Events[n-1].Wall) - msOf(t.Events[0].Wall)))
+	}
+}
+
+func (s *Stats) addLocks(t *Trace) {
+	type th struct {
+		node   uint16
+		thread uint32
+	}
+	type lk struct {
+		node uint16
+		key  string
+	}
+	attempt := make(map[th]struct {
+		key  string
+		nano int64
+	})
+	heldSince := make(map[lk]int64)
+	finished := 0
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind != flowspec.Checkpoint {
+			continue
+		}
+		tk := th{e.Node, e.Thread}
+		switch {
+		case strings.HasPrefix(e.Text, "LOCK "):
+			attempt[tk] = struct {
+				key  string
+				nano int64
+			}{strings.TrimPrefix(e.Text, "LOCK "), e.Nano}
+		case e.Text == "LOCK_OK" || e.Text == "LOCK_FAIL":
+			a, ok := attempt[tk]
+			if !ok {
+				continue
+			}
+			delete(attempt, tk)
+			finished++
+			if e.Text == "LOCK_OK" {
+				s.lockOK++
+				s.acquire.add(float64(e.Nano - a.nano))
+				// Locks are per node: the same key on two nodes is two locks.
+				heldSince[lk{e.Node, a.key}] = e.Nano
+			} else {
+				s.lockFail++
+				s.fail.add(float64(e.Nano - a.nano))
+			}
+		case strings.HasPrefix(e.Text, "UNLOCK"):
+			list := e.Text[strings.IndexByte(e.Text+"[", '['):]
+			list = strings.TrimSuffix(strings.TrimPrefix(list, "["), "]")
+			for _, key := range strings.Split(list, ",") {
+				key = strings.TrimSpace(key)
+				if since, ok := heldSince[lk{e.Node, key}]; ok {
+					s.held.add(float64(e.Nano - since))
+					delete(heldSince, lk{e.Node, key})
+				}
+			}
+		}
+	}
+	// Locks still held when the trace ends count as acquired, not as held
+	// for some time; the reference dropped the whole trace instead.
+	if finished == 0 {
+		s.nonLockTraces++
+	} else {
+		s.lockTraces++
+		s.locksPerTrace.add(float64(finished))
+	}
+}
+
+// addInterceptors attributes time to Infinispan-style interceptors from
+// checkpoints "INT <Command>@>@<Interceptor>" (about to call it) and
+// "INT <Command>@<@<Interceptor>" (it returned). Within a span, per
+// command, interceptors nest; every interval between two consecutive INT
+// checkpoints of the command belongs to the interceptor on top of the
+// stack during it, so an interceptor's record is its own time: the part
+// before it calls the next one (which the reference lost) plus the part
+// after that returns.
+func (s *Stats) addInterceptors(t *Trace) {
+	tag := TraceTag(t)
+	if tag == "-no-tag-" {
+		tag = "NO_TAG"
+	}
+	type frame struct {
+		name string
+		self int64
+	}
+	type ck struct {
+		span    spanKey
+		command string
+	}
+	type state struct {
+		stack []frame
+		last  int64
+	}
+	states := make(map[ck]*state)
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind != flowspec.Checkpoint || !strings.HasPrefix(e.Text, "INT ") {
+			continue
+		}
+		body := e.Text[4:]
+		var cmd, icpt string
+		var enter bool
+		if c, rest, ok := strings.Cut(body, "@>@"); ok {
+			cmd, icpt, enter = c, rest, true
+		} else if c, rest, ok := strings.Cut(body, "@<@"); ok {
+			cmd, icpt = c, rest
+		} else {
+			continue
+		}
+		k := ck{spanKey{e.Node, e.Span}, cmd}
+		st := states[k]
+		if st == nil {
+			st = &state{}
+			states[k] = st
+		}
+		if n := len(st.stack); n > 0 {
+			st.stack[n-1].self += e.Nano - st.last
+		}
+		st.last = e.Nano
+		if enter {
+			st.stack = append(st.stack, frame{name: icpt})
+			continue
+		}
+		n := len(st.stack)
+		if n == 0 || st.stack[n-1].name != icpt {
+			continue // unbalanced: skip rather than guess
+		}
+		f := st.stack[n-1]
+		st.stack = st.stack[:n-1]
+		m := s.interceptors[tag]
+		if m == nil {
+			m = make(map[string]*acc)
+			s.interceptors[tag] = m
+		}
+		a := m[cmd+"@"+icpt]
+		if a == nil {
+			a = &acc{}
+			m[cmd+"@"+icpt] = a
+		}
+		a.add(float64(f.self))
+	}
+}
+
+// Reports chooses the reports to write.
+type Reports struct {
+	Messages, Traces, Locks, Interceptors bool
+}
+
+// WriteText writes the chosen reports in the reference tool's layout.
+func (s *Stats) WriteText(w io.Writer, r Reports) error {
+	var b strings.Builder
+	if r.Messages {
+		s.writeMessages(&b)
+	}
+	if r.Traces {
+		s.writeTraces(&b)
+	}
+	if r.Locks {
+		s.writeLocks(&b)
+	}
+	if r.Interceptors {
+		s.writeInterceptors(&b)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// PairLine is one node pair of a tag's transport section.
+type PairLine struct {
+	A, B      string // A is printed first
+	LatencyNs *float64
+	AB, BA    *RouteCounts // A -> B and A <- B, when present in the tag
+}
+
+// TagMessages is the message report of one tag (or of several tags with
+// equal figures).
+type TagMessages struct {
+	Tags           []string
+	HandleUs       map[string]float64 // node -> incoming-to-handle µs
+	Pairs          []PairLine
+	AvgLatencyUs   *float64
+	UniqueMessages int
+	TotalMessages  int
+}
+
+// MessageReport returns the message statistics per tag, tags with equal
+// figures merged as the reference does.
+func (s *Stats) MessageReport() []TagMessages {
+	names := make([]string, 0, len(s.tags))
+	for n := range s.tags {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var out []TagMessages
+	var texts []string
+	for _, name := range names {
+		ts := s.tags[name]
+		tm := TagMessages{Tags: []string{name}, HandleUs: make(map[string]float64)}
+		for node, h := range ts.handle {
+			tm.HandleUs[node] = h.avg() / 1e3
+		}
+		seen := make(map[[2]string]bool)
+		var keys [][2]string
+		for k := range ts.routes {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
+		var latSum float64
+		var latN int
+		for _, k := range keys {
+			a, b := k[0], k[1]
+			rev := ts.routes[[2]string{b, a}]
+			if rev != nil && b < a {
+				a, b = b, a
+			}
+			if seen[[2]string{a, b}] {
+				continue
+			}
+			seen[[2]string{a, b}] = true
+			pl := PairLine{A: a, B: b, AB: ts.routes[[2]string{a, b}], BA: ts.routes[[2]string{b, a}]}
+			if l, ok := s.Latency(a, b); ok {
+				us := l / 1e3
+				pl.LatencyNs = &l
+				latSum += us
+				latN++
+			}
+			for _, rc := range []*RouteCounts{pl.AB, pl.BA} {
+				if rc != nil {
+					tm.UniqueMessages += rc.Unique
+					tm.TotalMessages += rc.Total
+				}
+			}
+			tm.Pairs = append(tm.Pairs, pl)
+		}
+		if latN > 0 {
+			v := latSum / float64(latN)
+			tm.AvgLatencyUs = &v
+		}
+		var body strings.Builder
+		writeTagBody(&body, &tm)
+		if i := slices.Index(texts, body.String()); i >= 0 {
+			out[i].Tags = append(out[i].Tags, name)
+			continue
+		}
+		texts = append(texts, body.String())
+		out = append(out, tm)
+	}
+	return out
+}
+
+func writeTagBody(b *strings.Builder, tm *TagMessages) {
+	b.WriteString("\tIncoming to handle times:\n")
+	nodes := make([]string, 0, len(tm.HandleUs))
+	for n := range tm.HandleUs {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	for _, n := range nodes {
+		fmt.Fprintf(b, "\t\t%s:\t%.2f us\n", n, tm.HandleUs[n])
+	}
+	b.WriteString("\tTransport:\n")
+	route := func(rc *RouteCounts) string {
+		return fmt.Sprintf("%9d unique, %9d total, %5d discarded, %5d ignored, %5d lost, %5d duplicate",
+			rc.Unique, rc.Total, rc.Discarded, rc.Ignored, rc.Lost, rc.Duplicate)
+	}
+	for _, p := range tm.Pairs {
+		if p.LatencyNs != nil {
+			fmt.Fprintf(b, "\t\t%s\t<-> %s:\tlatency %.2f us\n", p.A, p.B, *p.LatencyNs/1e3)
+		} else {
+			fmt.Fprintf(b, "\t\t%s\t<-> %s:\tlatency unknown\n", p.A, p.B)
+		}
+		if p.AB != nil {
+			fmt.Fprintf(b, "\t\t%s\t -> %s:\t%s\n", p.A, p.B, route(p.AB))
+		}
+		if p.BA != nil {
+			fmt.Fprintf(b, "\t\t%s\t<-  %s:\t%s\n", p.A, p.B, route(p.BA))
+		}
+	}
+	avg := math.NaN()
+	if tm.AvgLatencyUs != nil {
+		avg = *tm.AvgLatencyUs
+	}
+	fmt.Fprintf(b, "\t\tAverage latency:\t%5.2f us\tUnique messages: %9d\tTotal messages: %9d\n",
+		avg, tm.UniqueMessages, tm.TotalMessages)
+}
+
+func (s *Stats) writeMessages(b *strings.Builder) {
+	b.WriteString("\n************\n* MESSAGES *\n************\n")
+	for _, tm := range s.MessageReport() {
+		b.WriteString(strings.Join(tm.Tags, ", ") + "\n")
+		writeTagBody(b, &tm)
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "Transmission of %d messages not detected.\n", s.notSent)
+	fmt.Fprintf(b, "%d messages have not been received at all.\n", s.notReceived)
+}
+
+func (s *Stats) traceTagNames() []string {
+	names := make([]string, 0, len(s.traceTags))
+	for n := range s.traceTags {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (s *Stats) writeTraces(b *strings.Builder) {
+	b.WriteString("\n**********\n* TRACES *\n**********\n")
+	for _, name := range s.traceTagNames() {
+		ts := s.traceTags[name]
+		fmt.Fprintf(b, "%s:\t%d traces, avg %.2f msg (%d - %d)\n", name, ts.n, ts.msgs.avg(), int(ts.msgs.min), int(ts.msgs.max))
+		combos := make([]string, 0, len(ts.combos))
+		for c := range ts.combos {
+			combos = append(combos, c)
+		}
+		slices.Sort(combos)
+		for _, c := range combos {
+			fmt.Fprintf(b, "\t%1.2fx: %s\n", float64(ts.combos[c])/float64(ts.n), c)
+		}
+		fmt.Fprintf(b, "\tavg %.2f nodes, avg %.2f threads (%d - %d)\n", ts.nodes.avg(), ts.threads.avg(), int(ts.threads.min), int(ts.threads.max))
+		fmt.Fprintf(b, "\tProcessing took avg %.2f us (%.2f - %.2f)\n", ts.processing.avg()/1e3, ts.processing.min/1e3, ts.processing.max/1e3)
+		fmt.Fprintf(b, "\tWall time delta %.2f ms (%d - %d)\n", ts.wall.avg(), int64(ts.wall.min), int64(ts.wall.max))
+		b.WriteString("\n")
+	}
+}
+
+// rangeUs prints "avg us (min - max)"; with no values every figure is
+// NaN (the reference printed Long.MAX_VALUE and Long.MIN_VALUE as the
+// extremes of nothing).
+func rangeUs(a *acc) string {
+	if a.n == 0 {
+		return "NaN us (NaN - NaN)"
+	}
+	return fmt.Sprintf("%.2f us (%.2f - %.2f)", a.avg()/1e3, a.min/1e3, a.max/1e3)
+}
+
+func (s *Stats) writeLocks(b *strings.Builder) {
+	b.WriteString("\n*********\n* LOCKS *\n*********\n")
+	if s.locksPerTrace.n == 0 {
+		fmt.Fprintf(b, "%d locking traces with NaN locks (NaN - NaN), %d non-locking traces\n", s.lockTraces, s.nonLockTraces)
+	} else {
+		fmt.Fprintf(b, "%d locking traces with %.2f locks (%d - %d), %d non-locking traces\n",
+			s.lockTraces, s.locksPerTrace.avg(), int(s.locksPerTrace.min), int(s.locksPerTrace.max), s.nonLockTraces)
+	}
+	all := float64(s.lockOK + s.lockFail)
+	fmt.Fprintf(b, "%d successful locks (%.2f%%), %d failed attempts (%.2f%%)\n",
+		s.lockOK, 100*float64(s.lockOK)/all, s.lockFail, 100*float64(s.lockFail)/all)
+	fmt.Fprintf(b, "Acquiring lock takes %s\n", rangeUs(&s.acquire))
+	if s.lockFail > 0 {
+		fmt.Fprintf(b, "Failing to acquire lock takes %s\n", rangeUs(&s.fail))
+	}
+	fmt.Fprintf(b, "Lock is held for %s\n", rangeUs(&s.held))
+}
+
+func (s *Stats) writeInterceptors(b *strings.Builder) {
+	b.WriteString("\n****************\n* INTERCEPTORS *\n****************\n")
+	tags := make([]string, 0, len(s.interceptors))
+	for t := range s.interceptors {
+		tags = append(tags, t)
+	}
+	slices.Sort(tags)
+	for _, tag := range tags {
+		b.WriteString(tag + "\n")
+		m := s.interceptors[tag]
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			a := m[k]
+			fmt.Fprintf(b, "\t%s:\tavg %9.2f us in %9d records (%.2f - %.2f)\n", k, a.avg()/1e3, a.n, a.min/1e3, a.max/1e3)
+		}
+	}
+}
