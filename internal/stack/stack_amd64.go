@@ -70,7 +70,6 @@ func Capture(skip int, pcs *PCs) int {
 	return n
 }
 
-
 // goidCandidates returns the offsets in the current g holding its id.
 //
 //go:nocheckptr

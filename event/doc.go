@@ -1,0 +1,65 @@
+// Package event defines and emits flightrec events: typed, low-overhead
+// records that a running recorder (package recorder) writes as JDK Flight
+// Recorder events, so `jfr` and JDK Mission Control can read them.
+//
+// Any library may import event: it depends on no recorder, and until a
+// recorder starts every event type is disabled and costs one predictable
+// branch.
+//
+// # Defining an event type
+//
+// An event type is a Go struct that embeds Timed (an event with a
+// duration) or Instant as its first field, followed by its fields:
+//
+//	type HTTPRequest struct {
+//		event.Timed
+//		Path   string `jfr:"path" label:"Path"`
+//		Status int32  `label:"Status Code"`
+//		Bytes  int64  `label:"Response Size" content:"bytes"`
+//	}
+//
+//	var httpRequest = event.Define[HTTPRequest](event.Info{
+//		Name:     "app.HTTPRequest",
+//		Label:    "HTTP Request",
+//		Category: []string{"App", "HTTP"},
+//	})
+//
+// Field types map to JFR types: bool, int8 (byte), int16 (short), int32
+// (int), int64 and int (long), uint8..uint64 and uint (the same, marked
+// unsigned), float32 (float), float64 (double), string
+// (java.lang.String), and Goroutine (a java.lang.Thread reference). The
+// struct tags are: jfr (the field name, default the Go name with a lower
+// case first letter; "-" skips the field), label, description and content,
+// one of bytes, bits, ns, us, ms, s (timespans), timestamp (ns since the
+// Unix epoch), epochms, percentage, frequency, address, unsigned.
+//
+// # Emitting
+//
+//	ev := httpRequest.Begin() // the zero value when the type is disabled
+//	... the work ...
+//	if ev.ShouldCommit() {     // false when disabled or below the threshold
+//		ev.Path, ev.Status, ev.Bytes = p, 200, n
+//	}
+//	ev.Commit()
+//
+// startTime, duration (Timed), the event's goroutine (eventThread) and, if
+// the type's stackTrace setting is on, its stack trace are recorded
+// automatically.
+//
+// # Why a struct with tags, and not generated code or builders
+//
+// A plain struct is the schema: assigning a value of the wrong type to a
+// field does not compile, and fields are set by ordinary assignment, the
+// shape of JFR's Java API. Define reads the struct once with reflection and
+// keeps each field's offset and kind; Commit then encodes straight from
+// the struct's memory with a switch per field, without reflection or
+// interfaces. That costs a few nanoseconds over generated per-type code
+// but needs no generator, no go:generate step and no generated files to
+// keep in sync; builders (ev.Str("path", p)) would lose compile-time field
+// checking. Begin returns the struct by value and Commit passes it down by
+// pointer to code that does not retain it, so nothing escapes to the heap:
+// an emitted event allocates nothing.
+//
+// Disabled types cost one load and branch in Begin (inlined), and the
+// handle's methods check a nil type; see TestInlining.
+package event

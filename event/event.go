@@ -1,0 +1,264 @@
+package event
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/clock"
+)
+
+// Goroutine is a goroutine id; a field of this type is written as a
+// reference to the goroutine's java.lang.Thread. CurrentGoroutine returns
+// the caller's.
+type Goroutine uint64
+
+// Info names and describes an event type.
+type Info struct {
+	Name        string // e.g. "app.HTTPRequest"; unique
+	Label       string // human-readable name, e.g. "HTTP Request"
+	Description string
+	Category    []string // path, e.g. {"App", "HTTP"}
+	// StackTrace is the default of the type's stackTrace setting.
+	StackTrace bool
+	// Disabled makes the type off in the default settings.
+	Disabled bool
+}
+
+// header is the state of an event handle; Instant and Timed wrap it and
+// must be the first field of an event struct, so a pointer to the struct
+// is a pointer to its header.
+type header struct {
+	d     *batch.Desc
+	start int64
+	end   int64
+}
+
+// Instant makes a struct an event type without a duration. Embed it first.
+type Instant struct{ h header }
+
+// Timed makes a struct an event type with a duration, from Begin to
+// ShouldCommit or Commit. Embed it first.
+type Timed struct{ h header }
+
+// Type is a defined event type. Its methods are safe for concurrent use.
+type Type[T any] struct {
+	d *batch.Desc
+}
+
+// Define declares the event type of struct T, which embeds Instant or
+// Timed as its first field. It panics on a malformed definition (an
+// unsupported field type, a duplicate name): definitions are static, like
+// regexp.MustCompile's patterns.
+func Define[T any](info Info) *Type[T] {
+	d, err := describe(reflect.TypeFor[T](), info)
+	if err != nil {
+		panic("event.Define: " + err.Error())
+	}
+	d.DefaultOff, d.DefaultStack = info.Disabled, info.StackTrace
+	batch.Register(d)
+	return &Type[T]{d: d}
+}
+
+var (
+	instantType = reflect.TypeFor[Instant]()
+	timedType   = reflect.TypeFor[Timed]()
+	goroutineT  = reflect.TypeFor[Goroutine]()
+)
+
+func describe(t reflect.Type, info Info) (*batch.Desc, error) {
+	if info.Name == "" {
+		return nil, fmt.Errorf("type %v has no name", t)
+	}
+	if t.Kind() != reflect.Struct || t.NumField() == 0 || t.Field(0).Offset != 0 ||
+		(t.Field(0).Type != instantType && t.Field(0).Type != timedType) {
+		return nil, fmt.Errorf("%s: %v must be a struct embedding event.Instant or event.Timed first", info.Name, t)
+	}
+	types, _ := batch.Types()
+	for _, o := range types {
+		if o.Name == info.Name {
+			return nil, fmt.Errorf("%s defined twice", info.Name)
+		}
+	}
+	d := &batch.Desc{
+		Name: info.Name, Label: info.Label, Description: info.Description,
+		Category: info.Category, Timed: t.Field(0).Type == timedType,
+	}
+	// size(4, padded if large) + type id + startTime + duration + thread + stack
+	d.FixedMax = 4 + 2 + 9 + 9 + 9 + 9
+	reserved := map[string]bool{"startTime": true, "duration": true, "eventThread": true, "stackTrace": true}
+	for i := 1; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		name := sf.Tag.Get("jfr")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			r, n := utf8.DecodeRuneInString(sf.Name)
+			name = string(unicode.ToLower(r)) + sf.Name[n:]
+		}
+		if reserved[name] {
+			return nil, fmt.Errorf("%s: field name %q is used twice or reserved", info.Name, name)
+		}
+		reserved[name] = true
+		k, size := kindOf(sf.Type)
+		if k == 0 {
+			return nil, fmt.Errorf("%s: field %s has unsupported type %v", info.Name, sf.Name, sf.Type)
+		}
+		content := sf.Tag.Get("content")
+		if content != "" && !validContent[content] {
+			return nil, fmt.Errorf("%s: field %s: unknown content type %q", info.Name, sf.Name, content)
+		}
+		if content == "" && k >= batch.Uint8 && k <= batch.Uint64 {
+			content = "unsigned"
+		}
+		d.Fields = append(d.Fields, batch.Field{
+			Name: name, Label: sf.Tag.Get("label"), Description: sf.Tag.Get("description"),
+			Content: content, Kind: k, Offset: sf.Offset,
+		})
+		d.FixedMax += size
+	}
+	return d, nil
+}
+
+var validContent = map[string]bool{
+	"bytes": true, "bits": true, "ns": true, "us": true, "ms": true, "s": true,
+	"timestamp": true, "epochms": true, "percentage": true, "frequency": true,
+	"address": true, "unsigned": true,
+}
+
+// kindOf maps a Go type to a field kind and its largest encoded size (for
+// strings, without the bytes).
+func kindOf(t reflect.Type) (batch.Kind, int) {
+	if t == goroutineT {
+		return batch.Thread, 9
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return batch.Bool, 1
+	case reflect.Int8:
+		return batch.Int8, 1
+	case reflect.Int16:
+		return batch.Int16, 3
+	case reflect.Int32:
+		return batch.Int32, 5
+	case reflect.Int64, reflect.Int:
+		if t.Size() == 4 {
+			return batch.Int32, 5
+		}
+		return batch.Int64, 9
+	case reflect.Uint8:
+		return batch.Uint8, 1
+	case reflect.Uint16:
+		return batch.Uint16, 3
+	case reflect.Uint32:
+		return batch.Uint32, 5
+	case reflect.Uint64, reflect.Uint, reflect.Uintptr:
+		if t.Size() == 4 {
+			return batch.Uint32, 5
+		}
+		return batch.Uint64, 9
+	case reflect.Float32:
+		return batch.Float32, 4
+	case reflect.Float64:
+		return batch.Float64, 8
+	case reflect.String:
+		return batch.String, 1 + 9
+	}
+	return 0, 0
+}
+
+// Name returns the type's name.
+func (t *Type[T]) Name() string { return t.d.Name }
+
+// Enabled tells whether events of this type are being recorded. Use it to
+// skip computing costly field values.
+func (t *Type[T]) Enabled() bool { return t.d.On.Load() }
+
+// Begin starts an event: it returns a handle holding the start time, or
+// the zero value (on which every method is a no-op) when the type is
+// disabled.
+func (t *Type[T]) Begin() (ev T) {
+	if t.d.On.Load() {
+		begin(unsafe.Pointer(&ev), t.d)
+	}
+	return
+}
+
+func begin(p unsafe.Pointer, d *batch.Desc) {
+	h := (*header)(p)
+	h.d = d
+	h.start = clock.Now()
+}
+
+// ShouldCommit tells whether the event will be recorded: its type is
+// enabled. Set the fields only then.
+func (e *Instant) ShouldCommit() bool { return e.h.d != nil }
+
+// Commit records the event.
+func (e *Instant) Commit() {
+	if e.h.d != nil {
+		commit(&e.h)
+	}
+}
+
+// ShouldCommit ends the event's duration and tells whether it will be
+// recorded: its type is enabled and it lasted at least the type's
+// threshold. Set the fields only then.
+func (e *Timed) ShouldCommit() bool { return e.h.d != nil && e.h.shouldCommit() }
+
+func (h *header) shouldCommit() bool {
+	h.end = clock.Now()
+	return h.end-h.start >= h.d.Threshold.Load()
+}
+
+// Commit ends the event's duration, unless ShouldCommit did, and records
+// it if it lasted at least the type's threshold.
+func (e *Timed) Commit() {
+	if e.h.d != nil {
+		commit(&e.h)
+	}
+}
+
+// CurrentGoroutine returns the calling goroutine's id.
+func CurrentGoroutine() Goroutine { return Goroutine(goid()) }
+
+// Labels returns "k1=v1 k2=v2" for the pairs, ignoring an odd last key.
+func labelString(kv []string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(kv); i += 2 {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(kv[i])
+		b.WriteByte('=')
+		b.WriteString(kv[i+1])
+	}
+	return b.String()
+}
+
+// SetTime sets the event's time, for an event describing something that
+// happened earlier (the runtime's statistics, say). No-op when disabled.
+func (e *Instant) SetTime(t time.Time) {
+	if e.h.d != nil {
+		e.h.start = ticksAt(t)
+	}
+}
+
+// SetTimes sets the event's start and end, for an event describing
+// something that happened earlier. No-op when disabled.
+func (e *Timed) SetTimes(start, end time.Time) {
+	if e.h.d != nil {
+		e.h.start, e.h.end = ticksAt(start), ticksAt(end)
+	}
+}
+
+// ticksAt converts a time to a tick, using t's monotonic reading.
+func ticksAt(t time.Time) int64 {
+	return clock.Now() - int64(float64(time.Since(t))*float64(clock.TicksPerSecond())/1e9)
+}

@@ -1,0 +1,101 @@
+package batch
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Kind is how a field's Go value is encoded.
+type Kind uint8
+
+// Field kinds.
+const (
+	Bool Kind = iota + 1
+	Int8
+	Int16
+	Int32
+	Int64
+	Uint8
+	Uint16
+	Uint32
+	Uint64
+	Float32
+	Float64
+	String
+	Thread // a goroutine id, written as a java.lang.Thread reference
+)
+
+// Field describes one user field of an event type.
+type Field struct {
+	Name        string
+	Label       string
+	Description string
+	Content     string // content type: "bytes", "ns", "timestamp", ... ("" for none)
+	Kind        Kind
+	Offset      uintptr // in the event struct
+}
+
+// Desc is an event type: its definition and its live settings, which the
+// recorder changes while events are emitted.
+type Desc struct {
+	ID          int64
+	Name        string
+	Label       string
+	Description string
+	Category    []string
+	Timed       bool
+	Fields      []Field
+	// FixedMax bounds the encoded size of an event without its strings'
+	// bytes.
+	FixedMax int
+	// DefaultOff and DefaultStack are the definition's defaults.
+	DefaultOff, DefaultStack bool
+
+	On        atomic.Bool  // emit at all
+	Stack     atomic.Bool  // record the stack trace
+	Threshold atomic.Int64 // ticks; shorter timed events are dropped
+	Period    atomic.Int64 // ns, for periodic events; 0 for none
+}
+
+// FirstID is the type id of the first registered event type; ids follow in
+// registration order (spec.FirstUserID: the recorder's metadata builder
+// assigns the same ids when it adds the types in this order first).
+const FirstID = 1000
+
+var (
+	regMu   sync.Mutex
+	reg     []*Desc
+	version atomic.Uint64
+)
+
+// Register adds d to the registry and assigns its id.
+func Register(d *Desc) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	d.ID = FirstID + int64(len(reg))
+	reg = append(reg, d)
+	version.Add(1)
+	if h := onRegister.Load(); h != nil {
+		(*h)(d)
+	}
+}
+
+// Types returns the registered types in id order, and the registry's
+// version, which changes whenever a type is added.
+func Types() ([]*Desc, uint64) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return reg[:len(reg):len(reg)], version.Load()
+}
+
+var onRegister atomic.Pointer[func(*Desc)]
+
+// OnRegister sets a function called (under the registry lock) for every
+// type registered later; the recorder applies its settings with it.
+func OnRegister(f func(*Desc)) {
+	if f == nil {
+		onRegister.Store(nil)
+		return
+	}
+	onRegister.Store(&f)
+}

@@ -1,0 +1,381 @@
+package recorder
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/spec"
+	"github.com/flightrec/flightrec/jfr"
+)
+
+// Event types the flusher writes itself, in the JDK's shapes.
+var rawTypeNames = []string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}
+
+type chunkInput struct {
+	start, end int64
+	bufs       []*batch.Buffer
+	recordings []*Recording
+	settings   map[string]resolved
+	samples    []cpuSample
+	dropped    *batch.Session
+}
+
+type frameInfo struct {
+	fn      string
+	line    int
+	inlined bool
+}
+
+type chunkBuilder struct {
+	ss        *session
+	mdVersion uint64
+	md        *jfr.Metadata
+	types     []*batch.Desc
+	raw       map[string]*jfr.Class
+	symCache  map[uintptr][]frameInfo
+	lostBytes uint64
+	lostEvts  uint64
+}
+
+func newChunkBuilder(ss *session) *chunkBuilder {
+	return &chunkBuilder{ss: ss, symCache: make(map[uintptr][]frameInfo), mdVersion: ^uint64(0)}
+}
+
+var kindTypes = map[batch.Kind]string{
+	batch.Bool: spec.Boolean, batch.Int8: spec.Byte, batch.Uint8: spec.Byte,
+	batch.Int16: spec.Short, batch.Uint16: spec.Short, batch.Int32: spec.Int, batch.Uint32: spec.Int,
+	batch.Int64: spec.Long, batch.Uint64: spec.Long, batch.Float32: spec.Float, batch.Float64: spec.Double,
+	batch.String: spec.String, batch.Thread: spec.Thread,
+}
+
+func contentType(c string) jfr.ContentType {
+	switch c {
+	case "bytes":
+		return jfr.ContentDataAmount(spec.UnitBytes)
+	case "bits":
+		return jfr.ContentDataAmount(spec.UnitBits)
+	case "ns":
+		return jfr.ContentTimespan(spec.UnitNanoseconds)
+	case "us":
+		return jfr.ContentTimespan(spec.UnitMicroseconds)
+	case "ms":
+		return jfr.ContentTimespan(spec.UnitMilliseconds)
+	case "s":
+		return jfr.ContentTimespan(spec.UnitSeconds)
+	case "timestamp", "epochms":
+		return jfr.ContentTimestamp(spec.UnitMillisecondsSinceEpoch)
+	case "percentage":
+		return jfr.ContentPercentage()
+	case "frequency":
+		return jfr.ContentFrequency()
+	case "address":
+		return jfr.ContentMemoryAddress()
+	case "unsigned":
+		return jfr.ContentUnsigned()
+	}
+	return jfr.ContentType{}
+}
+
+func lf(name, typ, label string, ct jfr.ContentType) jfr.FieldType {
+	return jfr.FieldType{Name: name, Type: typ, Label: label, ContentType: ct}
+}
+
+// metadata rebuilds the metadata when event types were registered.
+func (cb *chunkBuilder) metadata() error {
+	types, version := batch.Types()
+	if version == cb.mdVersion {
+		return nil
+	}
+	b := jfr.NewMetadataBuilder()
+	for _, d := range types {
+		et := jfr.EventType{Name: d.Name, Label: d.Label, Description: d.Description, Category: d.Category,
+			Timed: d.Timed, Thread: true, StackTrace: true}
+		for _, f := range d.Fields {
+			ft := jfr.FieldType{Name: f.Name, Type: kindTypes[f.Kind], Label: f.Label, Description: f.Description,
+				ContentType: contentType(f.Content), ConstantPool: f.Kind == batch.Thread}
+			et.Fields = append(et.Fields, ft)
+		}
+		id, err := b.AddEvent(et)
+		if err != nil {
+			return err
+		}
+		if id != d.ID {
+			return fmt.Errorf("recorder: internal error: %s got id %d, emitted as %d", d.Name, id, d.ID)
+		}
+	}
+	none := jfr.ContentType{}
+	ms := jfr.ContentTimespan(spec.UnitMilliseconds)
+	bytes := jfr.ContentDataAmount(spec.UnitBytes)
+	raws := []jfr.EventType{
+		{Name: "jdk.ExecutionSample", Label: "Method Profiling Sample", Description: "Snapshot of a running goroutine's stack, from the Go CPU profiler",
+			Category: []string{"Java Virtual Machine", "Profiling"}, StackTrace: true, Fields: []jfr.FieldType{
+				{Name: "sampledThread", Type: spec.Thread, ConstantPool: true, Label: "Thread"},
+				{Name: "state", Type: spec.ThreadState, ConstantPool: true, Label: "Thread State"},
+			}},
+		{Name: "jdk.DataLoss", Label: "Data Loss", Description: "Data could not be recorded: no free buffer",
+			Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
+				lf("amount", spec.Long, "Amount", bytes), lf("total", spec.Long, "Total", bytes),
+				lf("droppedEvents", spec.Long, "Dropped Events", none),
+			}},
+		{Name: "jdk.ActiveRecording", Label: "Flight Recording", Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
+			lf("id", spec.Long, "Id", none), lf("name", spec.String, "Name", none),
+			lf("destination", spec.String, "Destination", none), lf("maxAge", spec.Long, "Max Age", ms),
+			lf("flushInterval", spec.Long, "Flush Interval", ms), lf("maxSize", spec.Long, "Max Size", bytes),
+			lf("recordingStart", spec.Long, "Start Time", jfr.ContentTimestamp(spec.UnitMillisecondsSinceEpoch)),
+			lf("recordingDuration", spec.Long, "Recording Duration", ms),
+		}},
+		{Name: "jdk.ActiveSetting", Label: "Recording Setting", Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
+			lf("id", spec.Long, "Event Id", none), lf("name", spec.String, "Setting Name", none),
+			lf("value", spec.String, "Setting Value", none),
+		}},
+	}
+	for _, et := range raws {
+		if _, err := b.AddEvent(et); err != nil {
+			return err
+		}
+	}
+	md, err := b.Build()
+	if err != nil {
+		return err
+	}
+	cb.md, cb.types, cb.mdVersion = md, types, version
+	cb.raw = make(map[string]*jfr.Class)
+	for _, n := range rawTypeNames {
+		cb.raw[n] = md.ClassByName(n)
+	}
+	return nil
+}
+
+// pools interns the chunk's constants.
+type pools struct {
+	w       *jfr.Writer
+	md      *jfr.Metadata
+	c       map[string]*jfr.Class
+	symbols map[string]uint64
+	classes map[string]uint64
+	methods map[string]uint64
+	groups  map[string]uint64
+	err     error
+}
+
+func (p *pools) add(class string, key uint64, v jfr.Value) {
+	if p.err == nil {
+		p.err = p.w.AddConstant(p.c[class], key, v)
+	}
+}
+
+func (p *pools) intern(m map[string]uint64, s string, add func(key uint64)) uint64 {
+	if k, ok := m[s]; ok {
+		return k
+	}
+	k := uint64(len(m) + 1)
+	m[s] = k
+	add(k)
+	return k
+}
+
+func (p *pools) symbol(s string) uint64 {
+	return p.intern(p.symbols, s, func(k uint64) { p.add(spec.Symbol, k, jfr.StringValue(s)) })
+}
+
+// method interns a Go function as a jdk.types.Method whose class is the
+// package path and whose package is null (JMC cuts a class name at its
+// package's prefix, jfr-format.md §8.3).
+func (p *pools) method(fn string) uint64 {
+	return p.intern(p.methods, fn, func(k uint64) {
+		pkg, name := splitFunc(fn)
+		ck := p.intern(p.classes, pkg, func(ck uint64) {
+			p.add(spec.Class, ck, jfr.StructValue(p.c[spec.Class], jfr.RefValue(p.c[spec.ClassLoader], 0),
+				jfr.RefValue(p.c[spec.Symbol], p.symbol(pkg)), jfr.RefValue(p.c[spec.Package], 0),
+				jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false)))
+		})
+		p.add(spec.Method, k, jfr.StructValue(p.c[spec.Method], jfr.RefValue(p.c[spec.Class], ck),
+			jfr.RefValue(p.c[spec.Symbol], p.symbol(name)), jfr.RefValue(p.c[spec.Symbol], p.symbol("()V")),
+			jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false)))
+	})
+}
+
+// splitFunc splits "example.com/a/b.(*T).M" into "example.com/a/b" and
+// "(*T).M".
+func splitFunc(fn string) (pkg, name string) {
+	slash := strings.LastIndexByte(fn, '/') + 1
+	dot := strings.IndexByte(fn[slash:], '.')
+	if dot < 0 {
+		return fn, fn
+	}
+	return fn[:slash+dot], fn[slash+dot+1:]
+}
+
+func (p *pools) thread(g uint64) {
+	name, labels := goroutineThread(g)
+	os := fmt.Sprintf("goroutine %d", g)
+	if name == "" {
+		name = os
+	}
+	var gk uint64
+	if labels != "" {
+		gk = p.intern(p.groups, labels, func(k uint64) {
+			p.add(spec.ThreadGroup, k, jfr.StructValue(p.c[spec.ThreadGroup], jfr.RefValue(p.c[spec.ThreadGroup], 0), jfr.StringValue(labels)))
+		})
+	}
+	p.add(spec.Thread, g, jfr.StructValue(p.c[spec.Thread], jfr.StringValue(os), jfr.IntValue(jfr.KindLong, int64(g)),
+		jfr.StringValue(name), jfr.IntValue(jfr.KindLong, int64(g)), jfr.RefValue(p.c[spec.ThreadGroup], gk)))
+}
+
+func (cb *chunkBuilder) frames(pc uintptr) []frameInfo {
+	if f, ok := cb.symCache[pc]; ok {
+		return f
+	}
+	var out []frameInfo
+	fr := runtime.CallersFrames([]uintptr{pc})
+	for {
+		f, more := fr.Next()
+		if f.Function != "" {
+			out = append(out, frameInfo{fn: f.Function, line: f.Line, inlined: more})
+		}
+		if !more {
+			break
+		}
+	}
+	if len(cb.symCache) > 1<<16 {
+		clear(cb.symCache)
+	}
+	cb.symCache[pc] = out
+	return out
+}
+
+func (cb *chunkBuilder) stack(p *pools, key uint64, pcs []uintptr) {
+	var frames []jfr.Value
+	fc := p.c[spec.StackFrame]
+	for _, pc := range pcs {
+		for _, f := range cb.frames(pc) {
+			ft := uint64(1) // JIT compiled
+			if f.inlined {
+				ft = 2
+			}
+			frames = append(frames, jfr.StructValue(fc, jfr.RefValue(p.c[spec.Method], p.method(f.fn)),
+				jfr.IntValue(jfr.KindInt, int64(f.line)), jfr.IntValue(jfr.KindInt, 0), jfr.RefValue(p.c[spec.FrameType], ft)))
+		}
+	}
+	p.add(spec.StackTrace, key, jfr.StructValue(p.c[spec.StackTrace], jfr.BoolValue(len(pcs) >= 64), jfr.ArrayValue(fc, frames...)))
+}
+
+// sampleThread is the java.lang.Thread of CPU samples: the Go profiler does
+// not say which goroutine a sample came from.
+const sampleThread = 1 << 62
+
+func (cb *chunkBuilder) build(out io.Writer, in chunkInput) error {
+	if err := cb.metadata(); err != nil {
+		return err
+	}
+	ss := cb.ss
+	w := jfr.NewWriter(out, &jfr.WriterOptions{TicksPerSecond: ss.tps, StartNanos: ss.anchor.UnixNanos, StartTicks: ss.anchor.Ticks})
+	if err := w.SetMetadata(cb.md); err != nil {
+		return err
+	}
+	if err := w.StartChunk(in.start); err != nil {
+		return err
+	}
+	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, symbols: map[string]uint64{}, classes: map[string]uint64{},
+		methods: map[string]uint64{}, groups: map[string]uint64{}}
+	for _, n := range []string{spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol,
+		spec.Package, spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState} {
+		p.c[n] = cb.md.ClassByName(n)
+	}
+	p.add(spec.FrameType, 1, jfr.StringValue(spec.FrameTypes[1]))
+	p.add(spec.FrameType, 2, jfr.StringValue(spec.FrameTypes[2]))
+	threads := map[uint64]bool{}
+	stacks := map[uint64]bool{}
+	for _, b := range in.bufs {
+		if err := w.WriteRecords(b.Data); err != nil {
+			return err
+		}
+		for _, g := range b.Threads {
+			if !threads[g] {
+				threads[g] = true
+				p.thread(g)
+			}
+		}
+		for i := 0; i < len(b.Stacks); {
+			key, n := uint64(b.Stacks[i]), int(b.Stacks[i+1])
+			if !stacks[key] {
+				stacks[key] = true
+				cb.stack(p, key, b.Stacks[i+2:i+2+n])
+			}
+			i += 2 + n
+		}
+	}
+	at := func(name string) bool { _, ok := in.settings[name]; return ok }
+	ev := func(name string, vals ...jfr.Value) {
+		if p.err == nil {
+			p.err = w.WriteEvent(cb.raw[name], append([]jfr.Value{jfr.IntValue(jfr.KindLong, in.end)}, vals...))
+		}
+	}
+	if len(in.samples) > 0 && at("jdk.ExecutionSample") {
+		p.add(spec.ThreadState, 1, jfr.StringValue("STATE_RUNNABLE"))
+		p.add(spec.Thread, sampleThread, jfr.StructValue(p.c[spec.Thread], jfr.StringValue("Go CPU profiler"), jfr.IntValue(jfr.KindLong, 0),
+			jfr.StringValue("goroutines (CPU profile)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(p.c[spec.ThreadGroup], 0)))
+		for _, s := range in.samples {
+			key := batch.StackKey(s.pcs)
+			if !stacks[key] {
+				stacks[key] = true
+				cb.stack(p, key, s.pcs)
+			}
+			if p.err == nil {
+				p.err = w.WriteEvent(cb.raw["jdk.ExecutionSample"], []jfr.Value{jfr.IntValue(jfr.KindLong, s.ticks),
+					jfr.RefValue(p.c[spec.StackTrace], key), jfr.RefValue(p.c[spec.Thread], sampleThread), jfr.RefValue(p.c[spec.ThreadState], 1)})
+			}
+		}
+	}
+	if in.dropped != nil {
+		lb, le := in.dropped.DroppedBytes.Load(), in.dropped.DroppedEvents.Load()
+		if le != cb.lostEvts && at("jdk.DataLoss") {
+			ev("jdk.DataLoss", jfr.IntValue(jfr.KindLong, int64(lb-cb.lostBytes)), jfr.IntValue(jfr.KindLong, int64(lb)),
+				jfr.IntValue(jfr.KindLong, int64(le-cb.lostEvts)))
+		}
+		cb.lostBytes, cb.lostEvts = lb, le
+	}
+	if at("jdk.ActiveRecording") {
+		for _, r := range in.recordings {
+			dest := r.cfg.file
+			if r.cfg.ring {
+				dest = "memory (ring)"
+			}
+			ev("jdk.ActiveRecording", jfr.IntValue(jfr.KindLong, r.id), jfr.StringValue(r.cfg.name), jfr.StringValue(dest),
+				jfr.IntValue(jfr.KindLong, r.cfg.maxAge.Milliseconds()), jfr.IntValue(jfr.KindLong, r.cfg.maxChunkAge.Milliseconds()),
+				jfr.IntValue(jfr.KindLong, r.cfg.maxSize), jfr.IntValue(jfr.KindLong, r.start.UnixMilli()),
+				jfr.IntValue(jfr.KindLong, time.Since(r.start).Milliseconds()))
+		}
+	}
+	if at("jdk.ActiveSetting") {
+		ids := map[string]int64{}
+		for _, c := range cb.md.EventTypes() {
+			ids[c.Name] = c.ID
+		}
+		for _, c := range cb.md.EventTypes() {
+			v, on := in.settings[c.Name]
+			set := func(name, val string) {
+				ev("jdk.ActiveSetting", jfr.IntValue(jfr.KindLong, ids[c.Name]), jfr.StringValue(name), jfr.StringValue(val))
+			}
+			set("enabled", fmt.Sprint(on))
+			if on {
+				set("threshold", fmt.Sprintf("%d ns", v.threshold.Nanoseconds()))
+				set("stackTrace", fmt.Sprint(v.stack))
+				if v.period > 0 {
+					set("period", fmt.Sprintf("%d ms", v.period.Milliseconds()))
+				}
+			}
+		}
+	}
+	if p.err != nil {
+		return p.err
+	}
+	if err := w.EndChunk(in.end); err != nil {
+		return err
+	}
+	return w.Close()
+}
