@@ -481,9 +481,16 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 			for _, k := range keys {
 				ti = join(ti, k)
 			}
+			// The reference tool shows the bytes read as the message the
+			// span handled (not one it discarded).
 			var inKey int32 = -1
 			if sp.in != nil {
-				inKey = int32(keys[0])
+				for j := range sp.events {
+					if e := &sp.events[j]; e.kind == flowspec.HandleStart && string(e.msg) == string(sp.in) {
+						inKey = int32(keys[0])
+						break
+					}
+				}
 			}
 			t := traces[ti]
 			for j := range sp.events {
@@ -496,8 +503,6 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 					}
 					k = int32(kk)
 				} else if e.kind == flowspec.Received {
-					// The reference tool shows the bytes read as the
-					// message the span handled.
 					k = inKey
 				}
 				t.events = append(t.events, m.event(in, e, k, uint32(j)))

@@ -37,7 +37,7 @@ func guarded(c *cli.Command) *cli.Command {
 }
 
 func commands() []*cli.Command {
-	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd}
+	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd}
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
 	}

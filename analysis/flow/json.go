@@ -1,0 +1,159 @@
+package flow
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// JSONEvent is an event as the --json reports write it.
+type JSONEvent struct {
+	Time      string `json:"time"`      // corrected wall time, RFC 3339
+	WallNs    int64  `json:"wallNs"`    // corrected wall time
+	RawWallNs int64  `json:"rawWallNs"` // as the node recorded it
+	Nano      int64  `json:"nano"`      // the node's monotonic clock
+	Node      string `json:"node"`
+	Thread    string `json:"thread"`
+	Type      string `json:"type"`
+	Payload   string `json:"payload,omitempty"`
+}
+
+// JSONTrace is a trace as the --json reports write it.
+type JSONTrace struct {
+	Index           int           `json:"index"`
+	Tag             string        `json:"tag"`
+	Incomplete      bool          `json:"incomplete,omitempty"`
+	Inconsistencies int           `json:"inconsistencies,omitempty"`
+	Messages        []MessageLine `json:"messages"`
+	Events          []JSONEvent   `json:"events"`
+}
+
+// JSON returns the trace in its JSON form.
+func (t *Trace) JSON() JSONTrace {
+	jt := JSONTrace{Index: t.Index, Tag: TraceTag(t), Incomplete: t.Incomplete, Inconsistencies: t.Inconsistencies,
+		Messages: t.MessageLines(), Events: make([]JSONEvent, len(t.Events))}
+	for i := range t.Events {
+		e := &t.Events[i]
+		jt.Events[i] = JSONEvent{
+			Time: time.Unix(0, e.Wall).UTC().Format(time.RFC3339Nano), WallNs: e.Wall, RawWallNs: e.RawWall,
+			Nano: e.Nano, Node: t.NodeName(e), Thread: t.ThreadName(e), Type: KindName(e.Kind), Payload: t.Payload(e),
+		}
+	}
+	return jt
+}
+
+// Range is an average with its extremes; nil pointers mean no values.
+type Range struct {
+	Count int      `json:"count"`
+	Avg   *float64 `json:"avg"`
+	Min   *float64 `json:"min"`
+	Max   *float64 `json:"max"`
+}
+
+func (a *acc) rangeScaled(scale float64) Range {
+	r := Range{Count: a.n}
+	if a.n > 0 {
+		avg, lo, hi := a.avg()/scale, a.min/scale, a.max/scale
+		r.Avg, r.Min, r.Max = &avg, &lo, &hi
+	}
+	return r
+}
+
+// TraceTagJSON is the traces report of one trace tag.
+type TraceTagJSON struct {
+	Tag          string         `json:"tag"`
+	Traces       int            `json:"traces"`
+	Messages     Range          `json:"messages"`
+	MessageTags  map[string]int `json:"messageTags"` // tag combination -> messages
+	Nodes        Range          `json:"nodes"`
+	Threads      Range          `json:"threads"`
+	ProcessingUs Range          `json:"processingUs"`
+	WallDeltaMs  Range          `json:"wallDeltaMs"`
+}
+
+// LocksJSON is the locks report.
+type LocksJSON struct {
+	LockingTraces    int   `json:"lockingTraces"`
+	NonLockingTraces int   `json:"nonLockingTraces"`
+	LocksPerTrace    Range `json:"locksPerTrace"`
+	Successful       int   `json:"successful"`
+	Failed           int   `json:"failed"`
+	AcquireUs        Range `json:"acquireUs"`
+	FailUs           Range `json:"failUs"`
+	HeldUs           Range `json:"heldUs"`
+}
+
+// InterceptorJSON is one interceptor's records under one trace tag.
+type InterceptorJSON struct {
+	Tag         string `json:"tag"`
+	Interceptor string `json:"interceptor"` // Command@Interceptor
+	SelfUs      Range  `json:"selfUs"`
+}
+
+// MessagesJSON is the messages report.
+type MessagesJSON struct {
+	Tags        []TagMessages `json:"tags"`
+	NotSent     int           `json:"transmissionNotDetected"`
+	NotReceived int           `json:"notReceived"`
+}
+
+// StatsJSON is the --json form of the chosen reports.
+type StatsJSON struct {
+	Messages     *MessagesJSON     `json:"messages,omitempty"`
+	Traces       []TraceTagJSON    `json:"traces,omitempty"`
+	Locks        *LocksJSON        `json:"locks,omitempty"`
+	Interceptors []InterceptorJSON `json:"interceptors,omitempty"`
+}
+
+// JSON returns the chosen reports in their JSON form.
+func (s *Stats) JSON(r Reports) StatsJSON {
+	var out StatsJSON
+	if r.Messages {
+		out.Messages = &MessagesJSON{Tags: s.MessageReport(), NotSent: s.notSent, NotReceived: s.notReceived}
+		for i := range out.Messages.Tags {
+			for k, v := range out.Messages.Tags[i].HandleUs {
+				if math.IsNaN(v) {
+					delete(out.Messages.Tags[i].HandleUs, k)
+				}
+			}
+		}
+	}
+	if r.Traces {
+		out.Traces = []TraceTagJSON{}
+		for _, name := range s.traceTagNames() {
+			ts := s.traceTags[name]
+			out.Traces = append(out.Traces, TraceTagJSON{
+				Tag: name, Traces: ts.n, Messages: ts.msgs.rangeScaled(1), MessageTags: ts.combos,
+				Nodes: ts.nodes.rangeScaled(1), Threads: ts.threads.rangeScaled(1),
+				ProcessingUs: ts.processing.rangeScaled(1e3), WallDeltaMs: ts.wall.rangeScaled(1),
+			})
+		}
+	}
+	if r.Locks {
+		out.Locks = &LocksJSON{
+			LockingTraces: s.lockTraces, NonLockingTraces: s.nonLockTraces, LocksPerTrace: s.locksPerTrace.rangeScaled(1),
+			Successful: s.lockOK, Failed: s.lockFail,
+			AcquireUs: s.acquire.rangeScaled(1e3), FailUs: s.fail.rangeScaled(1e3), HeldUs: s.held.rangeScaled(1e3),
+		}
+	}
+	if r.Interceptors {
+		out.Interceptors = []InterceptorJSON{}
+		tags := make([]string, 0, len(s.interceptors))
+		for t := range s.interceptors {
+			tags = append(tags, t)
+		}
+		slices.Sort(tags)
+		for _, tag := range tags {
+			m := s.interceptors[tag]
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				out.Interceptors = append(out.Interceptors, InterceptorJSON{Tag: tag, Interceptor: k, SelfUs: m[k].rangeScaled(1e3)})
+			}
+		}
+	}
+	return out
+}
