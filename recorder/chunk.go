@@ -39,10 +39,15 @@ type chunkBuilder struct {
 	symCache  map[uintptr][]frameInfo
 	lostBytes uint64
 	lostEvts  uint64
+	// Keys stay the same across chunks: the JDK's parser reuses a
+	// previous chunk's constant for a key it has seen.
+	keys    map[string]uint64
+	threads map[uint64][2]string
 }
 
 func newChunkBuilder(ss *session) *chunkBuilder {
-	return &chunkBuilder{ss: ss, symCache: make(map[uintptr][]frameInfo), mdVersion: ^uint64(0)}
+	return &chunkBuilder{ss: ss, symCache: make(map[uintptr][]frameInfo), mdVersion: ^uint64(0),
+		keys: map[string]uint64{}, threads: map[uint64][2]string{}}
 }
 
 var kindTypes = map[batch.Kind]string{
@@ -155,10 +160,9 @@ type pools struct {
 	w       *jfr.Writer
 	md      *jfr.Metadata
 	c       map[string]*jfr.Class
-	symbols map[string]uint64
-	classes map[string]uint64
-	methods map[string]uint64
-	groups  map[string]uint64
+	keys    map[string]uint64 // kind + "\x00" + name -> key, kept across chunks
+	added   map[string]bool   // in this chunk
+	threads map[uint64][2]string
 	err     error
 }
 
@@ -168,27 +172,31 @@ func (p *pools) add(class string, key uint64, v jfr.Value) {
 	}
 }
 
-func (p *pools) intern(m map[string]uint64, s string, add func(key uint64)) uint64 {
-	if k, ok := m[s]; ok {
-		return k
+func (p *pools) intern(kind, s string, add func(key uint64)) uint64 {
+	id := kind + "\x00" + s
+	k, ok := p.keys[id]
+	if !ok {
+		k = uint64(len(p.keys) + 1)
+		p.keys[id] = k
 	}
-	k := uint64(len(m) + 1)
-	m[s] = k
-	add(k)
+	if !p.added[id] {
+		p.added[id] = true
+		add(k)
+	}
 	return k
 }
 
 func (p *pools) symbol(s string) uint64 {
-	return p.intern(p.symbols, s, func(k uint64) { p.add(spec.Symbol, k, jfr.StringValue(s)) })
+	return p.intern(spec.Symbol, s, func(k uint64) { p.add(spec.Symbol, k, jfr.StringValue(s)) })
 }
 
 // method interns a Go function as a jdk.types.Method whose class is the
 // package path and whose package is null (JMC cuts a class name at its
 // package's prefix, jfr-format.md §8.3).
 func (p *pools) method(fn string) uint64 {
-	return p.intern(p.methods, fn, func(k uint64) {
+	return p.intern(spec.Method, fn, func(k uint64) {
 		pkg, name := splitFunc(fn)
-		ck := p.intern(p.classes, pkg, func(ck uint64) {
+		ck := p.intern(spec.Class, pkg, func(ck uint64) {
 			p.add(spec.Class, ck, jfr.StructValue(p.c[spec.Class], jfr.RefValue(p.c[spec.ClassLoader], 0),
 				jfr.RefValue(p.c[spec.Symbol], p.symbol(pkg)), jfr.RefValue(p.c[spec.Package], 0),
 				jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false)))
@@ -211,14 +219,19 @@ func splitFunc(fn string) (pkg, name string) {
 }
 
 func (p *pools) thread(g uint64) {
-	name, labels := goroutineThread(g)
+	info, ok := p.threads[g]
+	if !ok {
+		info[0], info[1] = goroutineThread(g)
+		p.threads[g] = info
+	}
+	name, labels := info[0], info[1]
 	os := fmt.Sprintf("goroutine %d", g)
 	if name == "" {
 		name = os
 	}
 	var gk uint64
 	if labels != "" {
-		gk = p.intern(p.groups, labels, func(k uint64) {
+		gk = p.intern(spec.ThreadGroup, labels, func(k uint64) {
 			p.add(spec.ThreadGroup, k, jfr.StructValue(p.c[spec.ThreadGroup], jfr.RefValue(p.c[spec.ThreadGroup], 0), jfr.StringValue(labels)))
 		})
 	}
@@ -280,8 +293,8 @@ func (cb *chunkBuilder) build(out io.Writer, in chunkInput) error {
 	if err := w.StartChunk(in.start); err != nil {
 		return err
 	}
-	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, symbols: map[string]uint64{}, classes: map[string]uint64{},
-		methods: map[string]uint64{}, groups: map[string]uint64{}}
+	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, added: map[string]bool{},
+		threads: cb.threads}
 	for _, n := range []string{spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol,
 		spec.Package, spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState} {
 		p.c[n] = cb.md.ClassByName(n)
