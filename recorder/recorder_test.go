@@ -1,0 +1,278 @@
+package recorder
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flightrec/flightrec/event"
+	"github.com/flightrec/flightrec/internal/jfrtool"
+	"github.com/flightrec/flightrec/jfr"
+)
+
+type allKinds struct {
+	event.Timed
+	B   bool            `label:"Bool"`
+	I8  int8            `label:"Int8"`
+	I16 int16           `label:"Int16"`
+	I32 int32           `label:"Int32"`
+	I64 int64           `label:"Int64" content:"bytes"`
+	U8  uint8           `label:"Uint8"`
+	U16 uint16          `label:"Uint16"`
+	U32 uint32          `label:"Uint32" content:"frequency"`
+	U64 uint64          `label:"Uint64" content:"address"`
+	F32 float32         `label:"Float32" content:"percentage"`
+	F64 float64         `label:"Float64"`
+	S   string          `label:"String"`
+	D   int64           `label:"Millis" content:"ms"`
+	G   event.Goroutine `label:"Other Goroutine"`
+}
+
+type counted struct {
+	event.Instant
+	N int64  `label:"N"`
+	S string `label:"S"`
+}
+
+var (
+	allKindsType = event.Define[allKinds](event.Info{Name: "test.AllKinds", Label: "All Kinds", Category: []string{"Test"}, StackTrace: true})
+	countedType  = event.Define[counted](event.Info{Name: "test.Counted", Label: "Counted"})
+)
+
+// readEvents counts events by type name with our reader.
+func readEvents(t *testing.T, data []byte) map[string]int {
+	t.Helper()
+	r := jfr.NewBytesReader(data, nil)
+	counts := map[string]int{}
+	var ev jfr.Event
+	for {
+		err := r.ReadEvent(&ev)
+		if errors.Is(err, io.EOF) {
+			return counts
+		}
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		counts[ev.Type.Name]++
+	}
+}
+
+//go:noinline
+func spin(d time.Duration) int {
+	x := 0
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for i := range 10000 {
+			x += i * i
+		}
+	}
+	return x
+}
+
+// TestInterop records every event type the recorder writes and checks that
+// jfr print --json and our printer agree byte for byte.
+func TestInterop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "all.jfr")
+	prof, _ := Preset("profile")
+	rec, err := Start(WithFile(path), WithSettings(prof), WithMaxChunkAge(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	event.SetGoroutineName("test-main", "role", "test")
+	defer event.SetGoroutineName("")
+	other := make(chan event.Goroutine)
+	go func() { other <- event.CurrentGoroutine() }()
+	og := <-other
+	for i := range 20 {
+		ev := allKindsType.Begin()
+		if ev.ShouldCommit() {
+			ev.B, ev.I8, ev.I16, ev.I32, ev.I64 = i%2 == 0, -8, -16, -32, -64<<20
+			ev.U8, ev.U16, ev.U32, ev.U64 = 200, 60000, 4000000000, 1<<63+5
+			ev.F32, ev.F64, ev.S, ev.D, ev.G = 0.25, -1.5e300, fmt.Sprintf("é-%d", i), 1500, og
+		}
+		ev.Commit()
+	}
+	runtime.GC()
+	spin(700 * time.Millisecond)
+	runtime.GC()
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := readEvents(t, data)
+	for _, name := range []string{"test.AllKinds", "jdk.GarbageCollection", "jdk.GCHeapSummary", "jdk.CPULoad",
+		"jdk.JavaThreadStatistics", "go.RuntimeMetric", "jdk.ExecutionSample", "jdk.ActiveRecording", "jdk.ActiveSetting"} {
+		if counts[name] == 0 {
+			t.Errorf("no %s events; have %v", name, counts)
+		}
+	}
+	var ours bytes.Buffer
+	if err := jfrtool.Print(&ours, jfr.NewBytesReader(data, nil), jfrtool.FormatJSON, jfrtool.PrintOptions{StackDepth: 5}); err != nil {
+		t.Fatal(err)
+	}
+	jfrBin, err := exec.LookPath("jfr")
+	if err != nil {
+		t.Skip("jfr not installed")
+	}
+	theirs, err := exec.Command(jfrBin, "print", "--json", path).Output()
+	if err != nil {
+		t.Fatalf("jfr print --json: %v", err)
+	}
+	if !bytes.Equal(ours.Bytes(), theirs) {
+		os.WriteFile(filepath.Join(os.TempDir(), "interop-ours.json"), ours.Bytes(), 0o644)
+		os.WriteFile(filepath.Join(os.TempDir(), "interop-jfr.json"), theirs, 0o644)
+		t.Fatalf("our JSON (%d bytes) differs from jfr's (%d bytes); see %s/interop-*.json", ours.Len(), len(theirs), os.TempDir())
+	}
+}
+
+func emitCounted(n int) {
+	for i := range n {
+		ev := countedType.Begin()
+		if ev.ShouldCommit() {
+			ev.N, ev.S = int64(i), "x"
+		}
+		ev.Commit()
+	}
+}
+
+func TestSettingsMidRecording(t *testing.T) {
+	rec, err := Start(WithRing(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	emitCounted(100)
+	rec.SetSettings(Settings{"test.Counted": {Enabled: Bool(false)}})
+	if countedType.Enabled() {
+		t.Fatal("still enabled")
+	}
+	emitCounted(50)
+	rec.SetSettings(Settings{"test.Counted": {Enabled: Bool(true)}})
+	emitCounted(7)
+	var buf bytes.Buffer
+	if err := rec.Dump(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := readEvents(t, buf.Bytes())["test.Counted"]; got != 107 {
+		t.Fatalf("got %d test.Counted events, want 107", got)
+	}
+}
+
+func TestRingLimits(t *testing.T) {
+	rec, err := Start(WithRing(64<<10, 0), WithMaxChunkAge(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	for range 20 {
+		emitCounted(2000)
+		time.Sleep(20 * time.Millisecond)
+	}
+	var buf bytes.Buffer
+	if err := rec.Dump(&buf); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	nchunks, last := len(rec.chunks), len(rec.chunks[len(rec.chunks)-1].data)
+	rec.mu.Unlock()
+	if buf.Len() > 64<<10+last {
+		t.Fatalf("ring holds %d bytes in %d chunks, over 64 KiB plus a chunk", buf.Len(), nchunks)
+	}
+	if n := readEvents(t, buf.Bytes())["test.Counted"]; n == 0 || n >= 40000 {
+		t.Fatalf("ring kept %d of 40000 events", n)
+	}
+
+	age, err := Start(WithRing(0, 200*time.Millisecond), WithMaxChunkAge(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer age.Stop()
+	time.Sleep(600 * time.Millisecond)
+	age.mu.Lock()
+	first, lastEnd := age.chunks[0].end, age.chunks[len(age.chunks)-1].end
+	age.mu.Unlock()
+	if d := lastEnd.Sub(first); d > 200*time.Millisecond {
+		t.Fatalf("ring spans %v, maxAge 200ms", d)
+	}
+}
+
+func TestEnabledAllocs(t *testing.T) {
+	rec, err := Start(WithRing(1<<20, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	if n := testing.AllocsPerRun(10000, func() { emitCounted(1) }); n != 0 {
+		t.Fatalf("enabled emit allocates %v times", n)
+	}
+}
+
+func TestConcurrentEmit(t *testing.T) {
+	rec, err := Start(WithRing(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			emitCounted(5000)
+		}()
+	}
+	wg.Wait()
+	var buf bytes.Buffer
+	if err := rec.Dump(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got := readEvents(t, buf.Bytes())
+	if got["test.Counted"]+int(theSession.s.DroppedEvents.Load()) < 40000 || got["test.Counted"] == 0 {
+		t.Fatalf("got %d events + %d dropped, want 40000", got["test.Counted"], theSession.s.DroppedEvents.Load())
+	}
+}
+
+// TestKilled runs a recording in a child process, kills it with SIGKILL
+// after about 1.5 s, and reads the complete chunks it left.
+func TestKilled(t *testing.T) {
+	if p := os.Getenv("FLIGHTREC_KILL_CHILD"); p != "" {
+		if _, err := Start(WithFile(p)); err != nil {
+			os.Exit(2)
+		}
+		for {
+			emitCounted(100)
+			time.Sleep(time.Millisecond)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "killed.jfr")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilled$")
+	cmd.Env = append(os.Environ(), "FLIGHTREC_KILL_CHILD="+path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readEvents(t, data)["test.Counted"]; got == 0 {
+		t.Fatal("no events survived")
+	}
+	if jfrBin, err := exec.LookPath("jfr"); err == nil {
+		if out, err := exec.Command(jfrBin, "summary", path).CombinedOutput(); err != nil {
+			t.Fatalf("jfr summary: %v\n%s", err, out)
+		}
+	}
+}
