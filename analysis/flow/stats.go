@@ -620,7 +620,10 @@ func (s *Stats) MessageReport() []TagMessages {
 				continue
 			}
 			seen[[2]string{a, b}] = true
-			pl := PairLine{A: a, B: b, AB: ts.routes[[2]string{a, b}], BA: ts.routes[[2]string{b, a}]}
+			pl := PairLine{A: a, B: b, AB: ts.routes[[2]string{a, b}]}
+			if a != b { // a node's delivery to itself is one route
+				pl.BA = ts.routes[[2]string{b, a}]
+			}
 			if l, ok := s.Latency(a, b); ok {
 				us := l / 1e3
 				pl.LatencyNs = &l

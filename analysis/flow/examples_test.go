@@ -1,0 +1,377 @@
+package flow
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// result is what a merge of some inputs printed.
+type result struct {
+	traces string // the trace log
+	stats  string // all four reports
+	m      *Merger
+	list   []*Trace
+}
+
+// mergeFiles merges the inputs with a deadline, so that an input that
+// would make the reference tool hang fails the test instead.
+func mergeInputs(t *testing.T, ins []Input) result {
+	t.Helper()
+	type out struct {
+		r   result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		var r result
+		var tb bytes.Buffer
+		st := NewStats()
+		m, err := Merge(ins, nil, func(tr *Trace) error {
+			r.list = append(r.list, tr)
+			st.Add(tr)
+			return WriteTrace(&tb, tr)
+		})
+		var sb bytes.Buffer
+		st.WriteText(&sb, Reports{true, true, true, true})
+		r.traces, r.stats, r.m = tb.String(), sb.String(), m
+		done <- out{r, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		return o.r
+	case <-time.After(20 * time.Second):
+		t.Fatal("merge did not finish in 20 s")
+	}
+	panic("unreachable")
+}
+
+func exampleInputs(t *testing.T, dir string) []Input {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata/examples", dir, "[A-Z].txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no inputs in %s: %v", dir, err)
+	}
+	var ins []Input
+	for _, f := range files {
+		ins = append(ins, FileInput(f))
+	}
+	return ins
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// section returns one report of a statistics text, from its banner (the
+// line of asterisks above "* <name> *") to the blank line before the next
+// banner.
+func section(report, name string) string {
+	lines := strings.Split(report, "\n")
+	isBanner := func(i int) bool {
+		return i+2 < len(lines) && strings.Trim(lines[i], "*") == "" && lines[i] != "" &&
+			strings.HasPrefix(lines[i+1], "* ") && strings.Trim(lines[i+2], "*") == ""
+	}
+	start := -1
+	for i := range lines {
+		if !isBanner(i) {
+			continue
+		}
+		if start >= 0 {
+			return strings.Join(lines[start:i-1], "\n") + "\n"
+		}
+		if lines[i+1] == "* "+name+" *" {
+			start = i
+		}
+	}
+	if start < 0 {
+		return ""
+	}
+	return strings.Join(lines[start:], "\n")
+}
+
+// replaceLines applies line substitutions to want and checks that each
+// old line was there.
+func replaceLines(t *testing.T, want string, subst ...string) string {
+	t.Helper()
+	for i := 0; i+1 < len(subst); i += 2 {
+		if !strings.Contains(want, subst[i]) {
+			t.Fatalf("reference output lacks %q", subst[i])
+		}
+		want = strings.ReplaceAll(want, subst[i], subst[i+1])
+	}
+	return want
+}
+
+func diffText(t *testing.T, what, got, want string) {
+	t.Helper()
+	if got == want {
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(gl), len(wl)); i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Errorf("%s differs at line %d:\n got: %q\nwant: %q", what, i+1, g, w)
+			return
+		}
+	}
+}
+
+// TestExample1 is request/response between two nodes with a hand-off on
+// each side.
+func TestExample1(t *testing.T) {
+	r := mergeInputs(t, exampleInputs(t, "ex1"))
+	// The trace log is the reference's, byte for byte: both nodes' wall
+	// clocks agree (the offset estimate is 0: the fastest delay is 0.5 ms
+	// both ways) and no two nodes share a millisecond.
+	diffText(t, "trace log", r.traces, readFile(t, "testdata/examples/ex1/out.txt"))
+	if r.m.Offsets[0] != 0 || r.m.Offsets[1] != 0 {
+		t.Errorf("offsets %v, want 0 0", r.m.Offsets)
+	}
+	ref := readFile(t, "testdata/examples/ex1/stats.txt")
+	// Messages: the reference computes latency only when request and
+	// response carry the same tag, and never do they (request
+	// PutKeyValueCommand, response RSP_PutKeyValueCommand), so it prints
+	// "latency unknown" and NaN. The symmetric formula over all messages
+	// between A and B, with each node's own nanoTime:
+	//   A->B: B.Incoming 7001700000 - A.ODStarted 1001200000 = 6000500000
+	//   B->A: A.Incoming 1003100000 - B.ODStarted 7002600000 = -5999500000
+	//   (6000500000 - 5999500000) / 2 = 500000 ns = 500.00 us
+	// (the wall clocks agree: 0.5 ms each way).
+	want := replaceLines(t, section(ref, "MESSAGES"),
+		"A\t<-> B:\tlatency unknown", "A\t<-> B:\tlatency 500.00 us",
+		"B\t<-> A:\tlatency unknown", "B\t<-> A:\tlatency 500.00 us",
+		"Average latency:\t  NaN us", "Average latency:\t500.00 us")
+	diffText(t, "messages report", section(r.stats, "MESSAGES"), want)
+	// Traces: the reference is right (5 thread segments, processing 3000
+	// + 30 + 150 + 60 + 900 = 4140 us, wall delta 4 - 1 = 3 ms).
+	diffText(t, "traces report", section(r.stats, "TRACES"), section(ref, "TRACES"))
+	// Locks: with no lock at all the reference prints Long.MAX_VALUE and
+	// Long.MIN_VALUE as extremes of nothing; there are none: NaN.
+	want = replaceLines(t, section(ref, "LOCKS"),
+		"(9223372036854775807 - -9223372036854775808)", "(NaN - NaN)",
+		"(9223372036854776.00 - -9223372036854776.00)", "(NaN - NaN)")
+	diffText(t, "locks report", section(r.stats, "LOCKS"), want)
+}
+
+// eventLines splits a trace log into the header lines and, per node, the
+// event lines without the columns that depend on other nodes' events (wall
+// delta and thread graph).
+func eventLines(log string) (header []string, perNode map[string][]string) {
+	perNode = make(map[string][]string)
+	for _, l := range strings.Split(log, "\n") {
+		f := strings.Split(l, "|")
+		if len(f) < 7 {
+			if l != "" {
+				header = append(header, l)
+			}
+			continue
+		}
+		// time | wall delta | local delta | graph | node | thread | event
+		perNode[f[4]] = append(perNode[f[4]], f[0]+"|"+f[2]+"|"+strings.TrimSpace(f[5])+"|"+f[6])
+	}
+	slices.Sort(header)
+	return header, perNode
+}
+
+// TestExample2 is a multicast to three nodes with a loss, a discard and a
+// non-causal retransmission.
+func TestExample2(t *testing.T) {
+	r := mergeInputs(t, exampleInputs(t, "ex2"))
+	ref := readFile(t, "testdata/examples/ex2/out.txt")
+	// Same events, same message lines (their order is hash order in the
+	// reference, sorted by ID here), and every node's events in the same
+	// order with the same local deltas. The interleaving across nodes
+	// differs inside a millisecond: the reference orders by whole
+	// milliseconds and then groups by node, so B's 22:13:20.011 events
+	// (11.00 to 11.30 ms) all precede C's (11.00 to 11.05 ms); here they
+	// interleave by their real (sub-millisecond) times.
+	gh, gn := eventLines(r.traces)
+	wh, wn := eventLines(ref)
+	if !slices.Equal(gh, wh) {
+		t.Errorf("header lines\n got %q\nwant %q", gh, wh)
+	}
+	for node, want := range wn {
+		if !slices.Equal(gn[node], want) {
+			t.Errorf("node %s events\n got %q\nwant %q", node, gn[node], want)
+		}
+	}
+	lines := strings.Split(r.traces, "\n")
+	idx := func(sub string) int {
+		for i, l := range lines {
+			if strings.Contains(l, sub) {
+				return i
+			}
+		}
+		t.Fatalf("no line with %q", sub)
+		return -1
+	}
+	// C's Incoming at 11.00 ms comes before B's THSuccess at 11.10 ms.
+	if c, b := idx("|C|UDP-mcast |Incoming\n"[:22]), idx("|B|Incoming-2|THSuccess"); c > b {
+		t.Errorf("C's Incoming (line %d) after B's THSuccess (line %d) although 0.1 ms earlier", c, b)
+	}
+	// The first retransmission precedes every receipt of the retransmitted
+	// copies (causality and time agree).
+	if a, c := idx("Retransmission A|M0:5"), idx("|C|Incoming-1|Handling A|M0:5"); a > c {
+		t.Errorf("retransmission after its receipt")
+	}
+
+	// Messages report. Route A->B: the reference assumes the first copies
+	// were lost and counts the retransmission of M0:6 as lost for B, but
+	// it went to C only (B had M0:6 at 11.0 ms, before the retransmission
+	// at 20.1 ms). Matching every copy to the latest earlier transmission:
+	//   B, M0:5: 10.6 <- 10.1 (handled: unique), 20.5 <- 20.0 (handled
+	//            again: ignored);
+	//   B, M0:6: 11.0 <- 10.2 (unique); 20.1 unmatched and after every
+	//            matched one: not addressed to B, not lost.
+	//   => 2 unique, 1 ignored, 0 lost, total 3 (the reference: 1 lost, 4).
+	//   C, M0:5: 20.5 <- 20.0 (unique); 10.1 unmatched before a matched
+	//            one: lost.
+	//   C, M0:6: 11.0 <- 10.2 (discarded); 21.0 <- 20.1 (unique).
+	//   => 2 unique, 1 discarded, 1 lost, total 4 (as the reference).
+	// Incoming to handle: B 120 us (three receptions of 120 us), C 120 us.
+	stats := readFile(t, "testdata/examples/ex2/stats.txt")
+	want := replaceLines(t, section(stats, "MESSAGES"),
+		"A\t -> B:\t        2 unique,         4 total,     0 discarded,     1 ignored,     1 lost,     0 duplicate",
+		"A\t -> B:\t        2 unique,         3 total,     0 discarded,     1 ignored,     0 lost,     0 duplicate",
+		"Total messages:         8", "Total messages:         7")
+	diffText(t, "messages report", section(r.stats, "MESSAGES"), want)
+	// Traces: right in the reference (13 segments, 21200 us, 20 ms).
+	diffText(t, "traces report", section(r.stats, "TRACES"), section(stats, "TRACES"))
+}
+
+// TestExample5 is a chain A->B->C, a span without messages, locks and a cut.
+func TestExample5(t *testing.T) {
+	ins := exampleInputs(t, "ex5")
+	r := mergeInputs(t, ins)
+	ref := readFile(t, "testdata/examples/ex5/out.txt")
+	// The statistics are the reference's, byte for byte.
+	diffText(t, "stats", r.stats, readFile(t, "testdata/examples/ex5/stats.txt")+"\n****************\n* INTERCEPTORS *\n****************\n")
+	// The trace log differs only where B and C share the millisecond
+	// 22:13:20.103: B's UNLOCK at 103.00 ms, C's Incoming at 103.00 ms
+	// (tie: node name, B first) and B's TPComplete at 103.10 ms, after
+	// C's first three events (103.00, 103.02, 103.03 ms). The reference
+	// printed all of B's millisecond first.
+	gh, gn := eventLines(r.traces)
+	wh, wn := eventLines(ref)
+	if !slices.Equal(gh, wh) {
+		t.Errorf("header lines\n got %q\nwant %q", gh, wh)
+	}
+	for node, want := range wn {
+		if !slices.Equal(gn[node], want) {
+			t.Errorf("node %s events\n got %q\nwant %q", node, gn[node], want)
+		}
+	}
+	if !strings.Contains(r.traces, "UNLOCK [k1]\n22:13:20.103|0 ms|       |..  *|C|UDP-rx|Incoming B|C|U0:3\n") {
+		t.Errorf("C's Incoming does not follow B's UNLOCK:\n%s", r.traces)
+	}
+	// TRACE 1 (the span with no message) is the reference's.
+	if i := strings.Index(ref, "TRACE 1"); !strings.HasSuffix(r.traces, ref[i:]) {
+		t.Errorf("trace 1 differs:\n%s", r.traces)
+	}
+
+	// Cut: the spans of the trace of B|C|U0:3 merge back to the same trace.
+	var orig *Trace
+	for _, tr := range r.list {
+		for _, k := range tr.Messages {
+			if tr.MessageID(k) == "B|C|U0:3" {
+				orig = tr
+			}
+		}
+	}
+	dir := t.TempDir()
+	files, err := Cut(orig, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cutIns []Input
+	for _, f := range files {
+		cutIns = append(cutIns, FileInput(f))
+	}
+	again := mergeInputs(t, cutIns)
+	var want bytes.Buffer
+	orig.Index = 0
+	WriteTrace(&want, orig)
+	diffText(t, "re-merged cut", again.traces, want.String())
+	// The reference tool's own cut files read back too (its event lines end
+	// with ';', dropped as Java's split drops trailing empty fields) and
+	// merge to the same trace.
+	mft := mergeInputs(t, []Input{
+		FileInput("testdata/examples/ex5/cut/A.txt"),
+		FileInput("testdata/examples/ex5/cut/B.txt"),
+		FileInput("testdata/examples/ex5/cut/C.txt"),
+	})
+	diffText(t, "reference cut", mft.traces, want.String())
+}
+
+// TestEdgeNCDuplicate: an NC span retransmits M0:5 twice. The reference
+// released the ID once per retransmission, found no counter the second time
+// and its reader died. Here each (span, ID) is released once.
+func TestEdgeNCDuplicate(t *testing.T) {
+	for _, dir := range []string{"edge_nc_dup", "edge_hang"} {
+		t.Run(dir, func(t *testing.T) {
+			r := mergeInputs(t, exampleInputs(t, dir))
+			if len(r.m.Errors) > 0 || r.m.IncompleteTraces > 0 {
+				t.Errorf("errors %v, %d incomplete traces", r.m.Errors, r.m.IncompleteTraces)
+			}
+			if got := strings.Count(r.traces, "Retransmission A|M0:5"); got != 2 {
+				t.Errorf("%d retransmissions of M0:5, want 2:\n%s", got, r.traces)
+			}
+			if dir == "edge_nc_dup" {
+				// The reference's output plus the second retransmission,
+				// which it lost with its reader.
+				want := readFile(t, "testdata/examples/edge_nc_dup/out.txt")
+				want = strings.Replace(want, "\n\n", "\n22:13:20.030|10 ms|10.0 ms|*   |A|Timer-1   |Retransmission A|M0:5\n\n", 1)
+				diffText(t, "trace log", r.traces, want)
+			} else {
+				// edge_hang: 200 spans without messages on B, each its own
+				// trace, plus A's; the reference hung with -d 100.
+				if n := len(r.list); n != 201 {
+					t.Errorf("%d traces, want 201", n)
+				}
+			}
+		})
+	}
+}
+
+// TestEdgeLoopback: A handles its own multicast without an Incoming (local
+// delivery); the reference threw a NullPointerException in the messages
+// report and lost the trace from it.
+func TestEdgeLoopback(t *testing.T) {
+	r := mergeInputs(t, exampleInputs(t, "edge_loopback"))
+	diffText(t, "trace log", r.traces, readFile(t, "testdata/examples/edge_loopback/out.txt"))
+	// A|M0:9: sent by A at 10.00 ms, handled by A at 10.22 ms (local
+	// delivery: the reception is the handling, no incoming-to-handle
+	// delay) and by B (Incoming 10.60, Handling 10.72: 120 us).
+	msgs := section(r.stats, "MESSAGES")
+	for _, want := range []string{
+		"-no-tag-\n\tIncoming to handle times:\n\t\tB:\t120.00 us\n",
+		"\t\tA\t<-> A:\tlatency unknown\n\t\tA\t -> A:\t        1 unique,         1 total,     0 discarded,     0 ignored,     0 lost,     0 duplicate\n",
+		"\t\tA\t<-> B:\tlatency unknown\n\t\tA\t -> B:\t        1 unique,         1 total,     0 discarded,     0 ignored,     0 lost,     0 duplicate\n",
+		"Unique messages:         2\tTotal messages:         2\n",
+		"Transmission of 0 messages not detected.\n0 messages have not been received at all.\n",
+	} {
+		if !strings.Contains(msgs, want) {
+			t.Errorf("messages report lacks %q:\n%s", want, msgs)
+		}
+	}
+}
