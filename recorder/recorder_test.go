@@ -100,7 +100,7 @@ func TestInterop(t *testing.T) {
 		ev.Commit()
 	}
 	runtime.GC()
-	spin(700 * time.Millisecond)
+	spinSink = spin(700 * time.Millisecond)
 	runtime.GC()
 	if err := rec.Stop(); err != nil {
 		t.Fatal(err)
@@ -276,3 +276,6 @@ func TestKilled(t *testing.T) {
 		}
 	}
 }
+
+// spinSink keeps spin's work from being optimised away.
+var spinSink int

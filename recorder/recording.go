@@ -69,7 +69,6 @@ type Recording struct {
 	lastHdr  int64 // offset of the last chunk written to file, -1 if none
 	size     int64
 	chunks   []ringChunk
-	stopped  bool
 	err      error
 }
 
