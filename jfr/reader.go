@@ -21,6 +21,14 @@ type ReaderOptions struct {
 	// default the first chunk's clock is used for every chunk, as the JDK's
 	// reader (and so `jfr print`) does.
 	PerChunkClock bool
+	// MetadataCache, if set, shares parsed metadata with other readers,
+	// such as readers of the chunks of one recording read in parallel.
+	// Each reader has a cache of its own otherwise.
+	MetadataCache *MetadataCache
+	// Pager, if set, is told which part of an in-memory recording (a
+	// memory-mapped file) the reader is about to read and which it is done
+	// with, so that the pages of one chunk at a time are resident.
+	Pager Pager
 	// SkipConstantPools leaves the checkpoint records undecoded, for readers
 	// that need only the records' types and sizes (like `summary`): events
 	// still decode, but references resolve to null.
@@ -39,6 +47,15 @@ func (o *ReaderOptions) maxCheckpoints() int {
 		return 1 << 20
 	}
 	return o.MaxCheckpoints
+}
+
+// Pager manages the pages of a memory-mapped recording for a reader
+// (mmapfile.File is one). Offsets are in the recording.
+type Pager interface {
+	// Populate is called before a chunk is read.
+	Populate(off, n int64)
+	// Release is called once the reader has moved past a chunk.
+	Release(off, n int64)
 }
 
 // Reader reads a recording chunk by chunk from an io.Reader. Only the
@@ -63,10 +80,17 @@ type Reader struct {
 // NewReader returns a reader of the recording in r. opts may be nil.
 func NewReader(r io.Reader, opts *ReaderOptions) *Reader {
 	rd := &Reader{r: r}
-	if opts != nil {
-		rd.opts = *opts
-	}
+	rd.setOptions(opts)
 	return rd
+}
+
+func (r *Reader) setOptions(opts *ReaderOptions) {
+	if opts != nil {
+		r.opts = *opts
+	}
+	if r.opts.MetadataCache == nil {
+		r.opts.MetadataCache = NewMetadataCache()
+	}
 }
 
 // NewBytesReader returns a reader of the recording held in data, which it
@@ -74,9 +98,7 @@ func NewReader(r io.Reader, opts *ReaderOptions) *Reader {
 // share memory with data.
 func NewBytesReader(data []byte, opts *ReaderOptions) *Reader {
 	rd := &Reader{src: data, mem: true}
-	if opts != nil {
-		rd.opts = *opts
-	}
+	rd.setOptions(opts)
 	return rd
 }
 
@@ -88,6 +110,7 @@ func (r *Reader) Reset(src io.Reader) {
 	if r.mem {
 		buf = nil // it was the caller's memory
 	}
+	r.releaseChunk()
 	*r = Reader{r: src, opts: r.opts, buf: buf}
 }
 
@@ -110,6 +133,7 @@ func (r *Reader) NextChunk() (*Chunk, error) {
 		return nil, r.err
 	}
 	if r.last {
+		r.releaseChunk()
 		r.err = io.EOF
 		return nil, r.err
 	}
@@ -122,6 +146,7 @@ func (r *Reader) NextChunk() (*Chunk, error) {
 }
 
 func (r *Reader) loadChunk() (*Chunk, error) {
+	r.releaseChunk()
 	off := r.next
 	idx := r.index
 	fail := func(at int64, err error) error {
@@ -156,6 +181,9 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	if h.Size > r.opts.maxChunkSize() {
 		return nil, fail(off+8, fmt.Errorf("%w: chunk size %d exceeds the maximum %d", ErrLimit, h.Size, r.opts.maxChunkSize()))
 	}
+	if r.mem && r.opts.Pager != nil {
+		r.opts.Pager.Populate(off, min(h.Size, int64(len(r.src))-off))
+	}
 	if err := r.readBody(h.Size); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return nil, fail(off+int64(len(r.buf)), fmt.Errorf("%w: chunk of %d bytes ends after %d", ErrTruncated, h.Size, len(r.buf)))
@@ -188,6 +216,19 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 		r.last = true
 	}
 	return c, nil
+}
+
+// Release tells the Pager, if any, that the reader is done with its
+// current chunk: a reader that stops before the end of a recording (or
+// reads one chunk, from NewChunkReader) calls it to give back the pages.
+// The current chunk's values are invalid afterwards.
+func (r *Reader) Release() { r.releaseChunk() }
+
+// releaseChunk tells the pager that the current chunk is done with.
+func (r *Reader) releaseChunk() {
+	if c := r.chunk; c != nil && r.mem && r.opts.Pager != nil {
+		r.opts.Pager.Release(c.Offset, int64(len(c.data)))
+	}
 }
 
 // readHeader makes r.buf hold the chunk header at file offset off and
@@ -259,9 +300,18 @@ func (r *Reader) readMetadata(c *Chunk) error {
 	start := d.pos
 	d.uvarint()
 	d.uvarint()
+	declStart := d.pos
 	id := int64(d.uvarint())
+	decl := d.b[declStart:]
+	// Like the JDK, take a metadata id equal to the previous chunk's as
+	// the same metadata without reading it.
 	if d.err == nil && r.lastMeta != nil && r.lastMeta.ID == id {
 		c.Metadata = r.lastMeta
+		return nil
+	}
+	cache := r.opts.MetadataCache
+	if md := cache.get(decl); d.err == nil && md != nil {
+		c.Metadata, r.lastMeta = md, md
 		return nil
 	}
 	d.pos = start
@@ -269,6 +319,7 @@ func (r *Reader) readMetadata(c *Chunk) error {
 	if err != nil {
 		return c.errorAt(off+int64(d.pos), fmt.Errorf("metadata: %w", err))
 	}
+	cache.put(decl, md)
 	c.Metadata = md
 	r.lastMeta = md
 	return nil

@@ -74,7 +74,7 @@ directory, and prints its summary and how to open it.`,
 		if err != nil {
 			return err
 		}
-		s, err := jfrtool.SummarizeBytes(data, runtime.GOMAXPROCS(0))
+		s, err := jfrtool.SummarizeBytes(data, nil, runtime.GOMAXPROCS(0))
 		if err != nil {
 			return err
 		}

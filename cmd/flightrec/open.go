@@ -16,6 +16,7 @@ import (
 type recording struct {
 	name string
 	data []byte // the mapped file, or nil when streaming
+	opts jfr.ReaderOptions
 	*jfr.Reader
 	close func() error
 }
@@ -36,7 +37,13 @@ func openRecordingWith(name string, opts *jfr.ReaderOptions) (*recording, error)
 	m, err := mmapfile.Open(name)
 	if err == nil {
 		if !isGzip(m.Data) {
-			return &recording{name: name, data: m.Data, Reader: jfr.NewBytesReader(m.Data, opts), close: m.Close}, nil
+			// The mapping holds one chunk's pages at a time.
+			o := jfr.ReaderOptions{}
+			if opts != nil {
+				o = *opts
+			}
+			o.Pager = m
+			return &recording{name: name, data: m.Data, opts: o, Reader: jfr.NewBytesReader(m.Data, &o), close: m.Close}, nil
 		}
 		m.Close()
 	} else if !errors.Is(err, mmapfile.ErrNotSupported) {

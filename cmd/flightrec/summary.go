@@ -36,7 +36,7 @@ status is 1.`,
 		var s *jfrtool.Summary
 		var rerr error
 		if rec.data != nil {
-			s, rerr = jfrtool.SummarizeBytes(rec.data, runtime.GOMAXPROCS(0))
+			s, rerr = jfrtool.SummarizeBytes(rec.data, &rec.opts, runtime.GOMAXPROCS(0))
 		} else {
 			s, rerr = jfrtool.Summarize(rec.Reader)
 		}

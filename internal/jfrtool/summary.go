@@ -50,9 +50,16 @@ func Summarize(r *jfr.Reader) (*Summary, error) {
 
 // SummarizeBytes summarizes an in-memory (or memory-mapped) recording,
 // counting its chunks on up to workers goroutines. The result is the same
-// as Summarize's.
-func SummarizeBytes(data []byte, workers int) (*Summary, error) {
-	opts := &jfr.ReaderOptions{SkipConstantPools: true}
+// as Summarize's. opts (which may be nil) may give a Pager.
+func SummarizeBytes(data []byte, ropts *jfr.ReaderOptions, workers int) (*Summary, error) {
+	opts := &jfr.ReaderOptions{}
+	if ropts != nil {
+		*opts = *ropts
+	}
+	opts.SkipConstantPools = true
+	// The chunks' readers share parsed metadata: the JVM repeats the same
+	// metadata in every chunk.
+	opts.MetadataCache = jfr.NewMetadataCache()
 	spans, scanErr := jfr.ScanChunks(data, opts)
 	counts := make([]*chunkCount, len(spans))
 	errs := make([]error, len(spans))
@@ -65,7 +72,9 @@ func SummarizeBytes(data []byte, workers int) (*Summary, error) {
 	for range max(1, min(workers, len(spans))) {
 		wg.Go(func() {
 			for i := range next {
-				counts[i], errs[i] = countChunk(jfr.NewChunkReader(data, spans[i], opts))
+				r := jfr.NewChunkReader(data, spans[i], opts)
+				counts[i], errs[i] = countChunk(r)
+				r.Release()
 			}
 		})
 	}

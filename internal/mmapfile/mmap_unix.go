@@ -8,7 +8,7 @@ func mapFile(m *File, size int64) error {
 	if int64(int(size)) != size {
 		return ErrNotSupported
 	}
-	data, err := syscall.Mmap(int(m.f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED|populate)
+	data, err := syscall.Mmap(int(m.f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return err
 	}

@@ -76,3 +76,31 @@ func TestGuardTruncated(t *testing.T) {
 		t.Fatal("reading a truncated mapping gave no error")
 	}
 }
+
+// Populate and Release keep the contents readable: released pages are
+// mapped again from the page cache on the next read.
+func TestPopulateRelease(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	want := make([]byte, 5*os.Getpagesize()+123)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(name, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(name)
+	if errors.Is(err, ErrNotSupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.Populate(100, 3*int64(os.Getpagesize()))
+	m.Release(0, int64(len(want)))
+	m.Populate(int64(len(want))-10, 100) // past the end: clipped
+	m.Release(-5, 10)                    // before the start: ignored
+	if string(m.Data) != string(want) {
+		t.Fatal("contents changed after Populate and Release")
+	}
+}

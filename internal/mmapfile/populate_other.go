@@ -1,5 +1,0 @@
-//go:build unix && !linux
-
-package mmapfile
-
-const populate = 0
