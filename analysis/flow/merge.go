@@ -79,6 +79,7 @@ type Merger struct {
 	texts    map[string]string
 	opts     Options
 	rank     []int
+	scratch  []Event // Trace.order's copy of the events
 }
 
 // NodeName returns the name of an event's node.
@@ -133,8 +134,17 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		wall int64
 	}
 	var pending []receipt
-	var sp rawSpan
 	var keys []uint32
+	// Pass 1 reads the inputs time-aligned too (by their raw wall clocks),
+	// so that a message's send is mostly seen before its receipts and the
+	// receipts waiting for their send stay few.
+	type pass1Input struct {
+		src  source
+		sp   rawSpan
+		have bool
+		i    int
+	}
+	var ins []*pass1Input
 	for i, in := range inputs {
 		m.Nodes[i] = nodeNameOf(in.Name)
 		src, err := openSource(in)
@@ -143,24 +153,43 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			failed[i] = true
 			continue
 		}
-		for {
-			err := src.next(&sp)
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					m.Errors = append(m.Errors, err)
-					failed[i] = true
-				}
-				break
+		ins = append(ins, &pass1Input{src: src, i: i})
+	}
+	advance := func(in *pass1Input) {
+		err := in.src.next(&in.sp)
+		in.have = err == nil
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				m.Errors = append(m.Errors, err)
+				failed[in.i] = true
 			}
-			m.Spans++
-			m.Events += int64(len(sp.events))
-			keys = m.spanKeys(&sp, keys[:0], true)
-			for _, k := range keys {
-				m.refs[k]++
+			m.Nodes[in.i] = in.src.node()
+			m.Threads[in.i] = slices.Clone(in.src.threads())
+			m.Warnings += in.src.warnings()
+			in.src.Close()
+		}
+	}
+	for _, in := range ins {
+		advance(in)
+	}
+	for {
+		var in *pass1Input
+		for _, c := range ins {
+			if c.have && (in == nil || c.sp.lastWall < in.sp.lastWall) {
+				in = c
 			}
-			if sp.nonCausal {
-				continue
-			}
+		}
+		if in == nil {
+			break
+		}
+		sp, i := &in.sp, in.i
+		m.Spans++
+		m.Events += int64(len(sp.events))
+		keys = m.spanKeys(sp, keys[:0], true)
+		for _, k := range keys {
+			m.refs[k]++
+		}
+		if !sp.nonCausal {
 			for j := range sp.events {
 				e := &sp.events[j]
 				if e.kind == flowspec.SendStarted && e.msg != nil {
@@ -172,15 +201,22 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			}
 			if sp.in != nil {
 				k, _ := m.ids.Lookup(sp.in)
-				if w, ok := receiptWall(&sp); ok {
-					pending = append(pending, receipt{k, uint16(i), w})
+				if w, ok := receiptWall(sp); ok {
+					if s := m.sendWall[k]; s != noDelay {
+						// Later sends of the same ID cannot be earlier by
+						// more than the reordering of the time-aligned
+						// reading; the first one seen is the send.
+						if m.sendNode[k] != uint16(i) {
+							d := &minDelay[int(m.sendNode[k])*n+i]
+							*d = min(*d, w-s)
+						}
+					} else {
+						pending = append(pending, receipt{k, uint16(i), w})
+					}
 				}
 			}
 		}
-		m.Nodes[i] = src.node()
-		m.Threads[i] = slices.Clone(src.threads())
-		m.Warnings += src.warnings()
-		src.Close()
+		advance(in)
 	}
 	for _, r := range pending {
 		if s := m.sendWall[r.key]; s != noDelay && m.sendNode[r.key] != r.node {
@@ -345,10 +381,10 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 		if n := len(free); n > 0 {
 			t := free[n-1]
 			free = free[:n-1]
-			traces[t] = &openTrace{}
+			traces[t] = &openTrace{events: make([]Event, 0, 8)}
 			return t
 		}
-		traces = append(traces, &openTrace{})
+		traces = append(traces, &openTrace{events: make([]Event, 0, 8)})
 		return int32(len(traces) - 1)
 	}
 	emit := func(ti int32, incomplete bool) {

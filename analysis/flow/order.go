@@ -36,47 +36,59 @@ func (t *Trace) order() {
 		return
 	}
 	rank := m.nodeRank()
-	// Queues per node, in the trace's first-seen node order.
-	var nodes []uint16
-	byNode := make(map[uint16][]Event)
-	for _, e := range evs {
-		q, ok := byNode[e.Node]
-		if !ok {
-			nodes = append(nodes, e.Node)
+	// One sort by (node, monotonic clock, span, position) makes each node's
+	// queue a run of the slice.
+	src := append(m.scratch[:0], evs...)
+	defer func() { m.scratch = src[:0] }()
+	slices.SortFunc(src, func(a, b Event) int {
+		switch {
+		case a.Node != b.Node:
+			return rank[a.Node] - rank[b.Node]
+		case a.Nano != b.Nano:
+			return cmpInt(a.Nano, b.Nano)
+		case a.Span != b.Span:
+			return cmpInt(int64(a.Span), int64(b.Span))
 		}
-		byNode[e.Node] = append(q, e)
+		return cmpInt(int64(a.Seq), int64(b.Seq))
+	})
+	var queues [][]Event
+	for i := 0; i < len(src); {
+		j := i + 1
+		for j < len(src) && src[j].Node == src[i].Node {
+			j++
+		}
+		queues = append(queues, src[i:j])
+		i = j
 	}
-	slices.SortFunc(nodes, func(a, b uint16) int { return rank[a] - rank[b] })
-	queues := make([][]Event, len(nodes))
-	for i, n := range nodes {
-		q := byNode[n]
-		slices.SortStableFunc(q, func(a, b Event) int {
-			switch {
-			case a.Nano != b.Nano:
-				return cmpInt(a.Nano, b.Nano)
-			case a.Span != b.Span:
-				return cmpInt(int64(a.Span), int64(b.Span))
+	// sent tracks, per message with a transmission in the trace, whether
+	// one has been placed. Traces hold few messages: a slice beats a map.
+	type sendState struct {
+		msg  int32
+		sent bool
+	}
+	var sends []sendState
+	find := func(msg int32) int {
+		for i := range sends {
+			if sends[i].msg == msg {
+				return i
 			}
-			return cmpInt(int64(a.Seq), int64(b.Seq))
-		})
-		queues[i] = q
+		}
+		return -1
 	}
-	hasSend := make(map[int32]bool)
-	for _, e := range evs {
-		if isSend(e.Kind) && e.Msg >= 0 {
-			hasSend[e.Msg] = false
+	for i := range src {
+		if e := &src[i]; isSend(e.Kind) && e.Msg >= 0 && find(e.Msg) < 0 {
+			sends = append(sends, sendState{msg: e.Msg})
 		}
 	}
 	blocked := func(e *Event) bool {
 		if !isReceipt(e.Kind) || e.Msg < 0 {
 			return false
 		}
-		sent, ok := hasSend[e.Msg]
-		return ok && !sent
+		i := find(e.Msg)
+		return i >= 0 && !sends[i].sent
 	}
-	out := evs[:0:0]
-	out = slices.Grow(out, len(evs))
-	for len(out) < len(evs) {
+	out := evs[:0]
+	for len(out) < len(src) {
 		best, bestAny := -1, -1
 		for i, q := range queues {
 			if len(q) == 0 {
@@ -99,7 +111,7 @@ func (t *Trace) order() {
 		e := queues[best][0]
 		queues[best] = queues[best][1:]
 		if isSend(e.Kind) && e.Msg >= 0 {
-			hasSend[e.Msg] = true
+			sends[find(e.Msg)].sent = true
 		}
 		out = append(out, e)
 	}
