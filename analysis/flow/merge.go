@@ -72,10 +72,11 @@ type Merger struct {
 	PeakOpenEvents       int64
 
 	ids      *idTable
-	refs     []int32 // remaining span references per message
-	sendWall []int64 // first causal send per message, raw wall ns
-	sendNode []uint16
-	trace    []int32 // open trace per message, -1 none
+	refs     paged[int32] // remaining span references per message
+	sendWall paged[int64] // first causal send per message, raw wall ns (pass 1)
+	sendNode paged[uint16]
+	trace    paged[int32] // open trace per message, -1 none (pass 2)
+	inPass2  bool
 	texts    map[string]string
 	opts     Options
 	rank     []int
@@ -187,27 +188,27 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		m.Events += int64(len(sp.events))
 		keys = m.spanKeys(sp, keys[:0], true)
 		for _, k := range keys {
-			m.refs[k]++
+			(*m.refs.at(int(k)))++
 		}
 		if !sp.nonCausal {
 			for j := range sp.events {
 				e := &sp.events[j]
 				if e.kind == flowspec.SendStarted && e.msg != nil {
 					k := m.intern(e.msg)
-					if m.sendWall[k] == noDelay || e.wall < m.sendWall[k] {
-						m.sendWall[k], m.sendNode[k] = e.wall, uint16(i)
+					if (*m.sendWall.at(int(k))) == noDelay || e.wall < (*m.sendWall.at(int(k))) {
+						(*m.sendWall.at(int(k))), (*m.sendNode.at(int(k))) = e.wall, uint16(i)
 					}
 				}
 			}
 			if sp.in != nil {
 				k, _ := m.ids.Lookup(sp.in)
 				if w, ok := receiptWall(sp); ok {
-					if s := m.sendWall[k]; s != noDelay {
+					if s := (*m.sendWall.at(int(k))); s != noDelay {
 						// Later sends of the same ID cannot be earlier by
 						// more than the reordering of the time-aligned
 						// reading; the first one seen is the send.
-						if m.sendNode[k] != uint16(i) {
-							d := &minDelay[int(m.sendNode[k])*n+i]
+						if (*m.sendNode.at(int(k))) != uint16(i) {
+							d := &minDelay[int((*m.sendNode.at(int(k))))*n+i]
 							*d = min(*d, w-s)
 						}
 					} else {
@@ -219,13 +220,13 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		advance(in)
 	}
 	for _, r := range pending {
-		if s := m.sendWall[r.key]; s != noDelay && m.sendNode[r.key] != r.node {
-			d := &minDelay[int(m.sendNode[r.key])*n+int(r.node)]
+		if s := (*m.sendWall.at(int(r.key))); s != noDelay && (*m.sendNode.at(int(r.key))) != r.node {
+			d := &minDelay[int((*m.sendNode.at(int(r.key))))*n+int(r.node)]
 			*d = min(*d, r.wall-s)
 		}
 	}
 	pending = nil
-	m.sendWall, m.sendNode = nil, nil
+	m.sendWall, m.sendNode = paged[int64]{}, paged[uint16]{}
 	for i, a := range m.Nodes {
 		for _, b := range m.Nodes[:i] {
 			if a == b {
@@ -239,9 +240,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmpString(m.Nodes[a], m.Nodes[b]) })
 	m.Offsets, m.ClockInconsistencies = estimateOffsets(n, minDelay, order)
-	m.trace = make([]int32, m.ids.Len())
-	for i := range m.trace {
-		m.trace[i] = -1
+	m.inPass2 = true
+	for range m.ids.Len() {
+		m.trace.Append(-1)
 	}
 	return m, m.pass2(inputs, failed, fn)
 }
@@ -283,12 +284,12 @@ func receiptWall(sp *rawSpan) (int64, bool) {
 func (m *Merger) intern(id []byte) uint32 {
 	k, added := m.ids.Intern(id)
 	if added {
-		m.refs = append(m.refs, 0)
-		if m.trace != nil {
-			m.trace = append(m.trace, -1)
+		m.refs.Append(0)
+		if m.inPass2 {
+			m.trace.Append(-1)
 		} else {
-			m.sendWall = append(m.sendWall, noDelay)
-			m.sendNode = append(m.sendNode, 0)
+			m.sendWall.Append(noDelay)
+			m.sendNode.Append(0)
 		}
 	}
 	return k
@@ -394,7 +395,7 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 		nopen--
 		nevents -= int64(len(t.events))
 		for _, k := range t.keys {
-			m.trace[k] = -1
+			(*m.trace.at(int(k))) = -1
 		}
 		if ferr != nil {
 			return
@@ -415,15 +416,15 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 	}
 	// join adds key k to trace ti, merging k's trace into it if k has one.
 	join := func(ti int32, k uint32) int32 {
-		other := m.trace[k]
+		other := (*m.trace.at(int(k)))
 		if other == ti {
 			return ti
 		}
 		if other < 0 {
 			t := traces[ti]
-			m.trace[k] = ti
+			(*m.trace.at(int(k))) = ti
 			t.keys = append(t.keys, k)
-			if m.refs[k] > 0 {
+			if (*m.refs.at(int(k))) > 0 {
 				t.open++
 			}
 			return ti
@@ -437,7 +438,7 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 		}
 		a.events = append(a.events, b.events...)
 		for _, k2 := range b.keys {
-			m.trace[k2] = ti
+			(*m.trace.at(int(k2))) = ti
 		}
 		a.keys = append(a.keys, b.keys...)
 		a.open += b.open
@@ -447,9 +448,9 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 		return ti
 	}
 	release := func(ti int32, k uint32) {
-		if m.refs[k] > 0 {
-			m.refs[k]--
-			if m.refs[k] == 0 {
+		if (*m.refs.at(int(k))) > 0 {
+			(*m.refs.at(int(k)))--
+			if (*m.refs.at(int(k))) == 0 {
 				traces[ti].open--
 			}
 		}
@@ -484,7 +485,7 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 				if !ok {
 					k = m.intern(e.msg)
 				}
-				ti := m.trace[k]
+				ti := (*m.trace.at(int(k)))
 				if ti < 0 {
 					ti = newTrace()
 					ti = join(ti, k)
@@ -493,21 +494,21 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 				nevents++
 			}
 			for _, k := range keys {
-				if ti := m.trace[k]; ti >= 0 {
+				if ti := (*m.trace.at(int(k))); ti >= 0 {
 					release(ti, k)
 					if traces[ti].open == 0 {
 						emit(ti, false)
 					}
-				} else if m.refs[k] > 0 {
-					m.refs[k]--
+				} else if (*m.refs.at(int(k))) > 0 {
+					(*m.refs.at(int(k)))--
 				}
 			}
 		} else {
 			keys = m.spanKeys(sp, keys[:0], false)
 			ti := int32(-1)
 			for _, k := range keys {
-				if m.trace[k] >= 0 {
-					ti = m.trace[k]
+				if (*m.trace.at(int(k))) >= 0 {
+					ti = (*m.trace.at(int(k)))
 					break
 				}
 			}
