@@ -134,7 +134,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		node uint16
 		wall int64
 	}
-	var pending []receipt
+	var pending paged[receipt] // receipts read before their send
 	var keys []uint32
 	// Pass 1 reads the inputs time-aligned too (by their raw wall clocks),
 	// so that a message's send is mostly seen before its receipts and the
@@ -212,20 +212,21 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 							*d = min(*d, w-s)
 						}
 					} else {
-						pending = append(pending, receipt{k, uint16(i), w})
+						pending.Append(receipt{k, uint16(i), w})
 					}
 				}
 			}
 		}
 		advance(in)
 	}
-	for _, r := range pending {
+	for j := range pending.Len() {
+		r := pending.Get(j)
 		if s := (*m.sendWall.at(int(r.key))); s != noDelay && (*m.sendNode.at(int(r.key))) != r.node {
 			d := &minDelay[int((*m.sendNode.at(int(r.key))))*n+int(r.node)]
 			*d = min(*d, r.wall-s)
 		}
 	}
-	pending = nil
+	pending = paged[receipt]{}
 	m.sendWall, m.sendNode = paged[int64]{}, paged[uint16]{}
 	for i, a := range m.Nodes {
 		for _, b := range m.Nodes[:i] {
