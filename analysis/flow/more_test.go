@@ -1,0 +1,114 @@
+package flow
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestInterceptorsAndLocks: an interceptor chain on A and locks with the
+// same key on two nodes.
+//
+// A (µs): FlowTag PUT at 0; INT Put@>@I1 at 10, INT Put@>@I2 at 20,
+// INT Put@<@I2 at 40, INT Put@<@I1 at 45; LOCK k at 100, LOCK_OK at 110,
+// sends A|B|1 at 120, UNLOCK [k] at 200.
+// B (µs, same clocks): receives at 150, handles at 155, LOCK k at 160,
+// LOCK_OK at 170, UNLOCK [k] at 200, LOCK k2 at 210, LOCK_OK at 215, never
+// unlocked.
+func TestInterceptorsAndLocks(t *testing.T) {
+	a := logInput("A.txt",
+		"0=1700000000000",
+		"SPAN;null;A|B|1",
+		"E;0;main;FlowTag;PUT",
+		"E;10000;main;Checkpoint;INT Put@>@I1",
+		"E;20000;main;Checkpoint;INT Put@>@I2",
+		"E;40000;main;Checkpoint;INT Put@<@I2",
+		"E;45000;main;Checkpoint;INT Put@<@I1",
+		"E;100000;main;Checkpoint;LOCK k",
+		"E;110000;main;Checkpoint;LOCK_OK",
+		"E;120000;main;ODStarted;A|B|1",
+		"E;200000;main;Checkpoint;UNLOCK [k]",
+	)
+	b := logInput("B.txt",
+		"0=1700000000000",
+		"SPAN;A|B|1",
+		"E;150000;rx;Incoming",
+		"E;155000;rx;Handling;A|B|1",
+		"E;160000;rx;Checkpoint;LOCK k",
+		"E;170000;rx;Checkpoint;LOCK_OK",
+		"E;200000;rx;Checkpoint;UNLOCK [k]",
+		"E;210000;rx;Checkpoint;LOCK k2",
+		"E;215000;rx;Checkpoint;LOCK_OK",
+	)
+	r := mergeInputs(t, []Input{a, b})
+	// Interceptors: I1 runs 10..20 before calling I2 and 40..45 after it
+	// returns: 10 + 5 = 15 us; I2 runs 20..40 = 20 us. The reference
+	// credited only the time before each return, 5 us to I1.
+	wantLines(t, "interceptors report", r.stats,
+		"* INTERCEPTORS *\n****************\nPUT\n"+
+			"\tPut@I1:\tavg     15.00 us in         1 records (15.00 - 15.00)\n"+
+			"\tPut@I2:\tavg     20.00 us in         1 records (20.00 - 20.00)\n")
+	// Locks per node: A's k and B's k are different locks (the reference
+	// keyed them by text, saw B lock an open key, threw and dropped the
+	// trace). Acquire: A 10, B k 10, B k2 5: 8.33 us (5 - 10). Held: A
+	// 110..200 = 90, B 170..200 = 30: 60 us (30 - 90); B's k2 is still
+	// held when the trace ends, so it has no held time but its locking
+	// counts.
+	wantLines(t, "locks report", section(r.stats, "LOCKS"),
+		"1 locking traces with 3.00 locks (3 - 3), 0 non-locking traces\n"+
+			"3 successful locks (100.00%), 0 failed attempts (0.00%)\n"+
+			"Acquiring lock takes 8.33 us (5.00 - 10.00)\n"+
+			"Lock is held for 60.00 us (30.00 - 90.00)\n")
+}
+
+// failingReader fails after n bytes.
+type failingReader struct {
+	r io.Reader
+	n int
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, errors.New("disk on fire")
+	}
+	if len(p) > f.n {
+		p = p[:f.n]
+	}
+	n, err := f.r.Read(p)
+	f.n -= n
+	return n, err
+}
+
+// TestFailedInput: an input that cannot be opened, and one that fails in
+// the middle of the merging pass, count as finished: the merge ends, the
+// traces that waited for them come out marked incomplete, and the errors
+// are reported.
+func TestFailedInput(t *testing.T) {
+	ins := exampleInputs(t, "ex5") // A, B, C
+	missing := Input{Name: "D.txt", Open: func() (io.ReadCloser, error) { return nil, errors.New("no such file") }}
+	data := readFile(t, "testdata/examples/ex5/C.txt")
+	opens := 0
+	// C reads fine in the counting pass and dies after its first span's
+	// header in the merging pass: B|C|U0:3 keeps a reference no span will
+	// release.
+	flaky := Input{Name: "C.txt", Open: func() (io.ReadCloser, error) {
+		opens++
+		if opens == 1 {
+			return io.NopCloser(strings.NewReader(data)), nil
+		}
+		return io.NopCloser(&failingReader{r: strings.NewReader(data), n: len("3000000000=1700000000000\nSPAN;B|C|U0:3\n")}), nil
+	}}
+	r := mergeInputs(t, []Input{ins[0], ins[1], flaky, missing})
+	if len(r.m.Errors) != 2 {
+		t.Errorf("errors %v, want the missing file and the failed read", r.m.Errors)
+	}
+	if r.m.IncompleteTraces != 1 || len(r.list) != 1 {
+		t.Fatalf("%d traces, %d incomplete; want 1, 1:\n%s", len(r.list), r.m.IncompleteTraces, r.traces)
+	}
+	tr := r.list[0]
+	if !tr.Incomplete || len(tr.Messages) != 2 {
+		t.Errorf("trace %+v", tr)
+	}
+	wantLines(t, "trace log", r.traces, "B\t-> -nobody-:\tB|C|U0:3\n")
+}
