@@ -169,10 +169,12 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		}
 		h := &s.ev.Chunk.Header
 		ticks := s.ev.StartTicks()
-		clk := jfr.Clock{StartNanos: h.StartNanos, StartTicks: h.StartTicks, TicksPerSecond: h.TicksPerSecond}
+		tps := max(h.TicksPerSecond, 1)
+		clk := jfr.Clock{StartNanos: h.StartNanos, StartTicks: h.StartTicks, TicksPerSecond: tps}
 		e := jfrEvent{kind: jc.kind, wall: clk.Nanos(ticks)}
-		// The tick counter is the node's monotonic clock.
-		e.nano = clk.Nanos(ticks) - h.StartNanos + h.StartTicks*1e9/max(h.TicksPerSecond, 1)
+		// The tick counter is the node's monotonic clock, in ns without
+		// overflowing for large tick values.
+		e.nano = ticks/tps*1e9 + ticks%tps*1e9/tps
 		var th []byte
 		if jc.thread >= 0 {
 			start := len(js.buf)

@@ -123,7 +123,10 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	}
 	m.Nodes = make([]string, len(inputs))
 	m.Threads = make([][]string, len(inputs))
-	failed := make([]bool, len(inputs))
+	// failed: 1 = could not be opened (pass 2 skips it), 2 = failed while
+	// read (pass 2 reads it again up to the same point, releasing what
+	// pass 1 counted, and does not report the error twice).
+	failed := make([]uint8, len(inputs))
 	n := len(inputs)
 	minDelay := make([]int64, n*n)
 	for i := range minDelay {
@@ -151,7 +154,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		src, err := openSource(in)
 		if err != nil {
 			m.Errors = append(m.Errors, err)
-			failed[i] = true
+			failed[i] = 1
 			continue
 		}
 		ins = append(ins, &pass1Input{src: src, i: i})
@@ -162,7 +165,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				m.Errors = append(m.Errors, err)
-				failed[in.i] = true
+				failed[in.i] = 2
 			}
 			m.Nodes[in.i] = in.src.node()
 			m.Threads[in.i] = slices.Clone(in.src.threads())
@@ -326,31 +329,33 @@ func (m *Merger) spanKeys(sp *rawSpan, keys []uint32, add bool) []uint32 {
 
 // openTrace is a trace being assembled in pass 2.
 type openTrace struct {
-	events []Event
-	keys   []uint32
-	open   int32 // keys whose references are not all consumed
+	truncated bool // holds a span a read error may have cut short
+	events    []Event
+	keys      []uint32
+	open      int32 // keys whose references are not all consumed
 }
 
 type pass2Input struct {
-	src  source
-	sp   rawSpan
-	have bool
-	span uint32
-	node uint16
+	failed bool // pass 1 already reported its error
+	src    source
+	sp     rawSpan
+	have   bool
+	span   uint32
+	node   uint16
 }
 
-func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) error {
+func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) error {
 	var ins []*pass2Input
 	for i, in := range inputs {
-		if failed[i] {
-			continue // finished where pass 1 found it broken
+		if failed[i] == 1 {
+			continue
 		}
 		src, err := openSource(in)
 		if err != nil {
 			m.Errors = append(m.Errors, err)
 			continue
 		}
-		ins = append(ins, &pass2Input{src: src, node: uint16(i)})
+		ins = append(ins, &pass2Input{src: src, node: uint16(i), failed: failed[i] == 2})
 	}
 	defer func() {
 		for _, in := range ins {
@@ -360,7 +365,7 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 	advance := func(in *pass2Input) {
 		err := in.src.next(&in.sp)
 		in.have = err == nil
-		if err != nil && !errors.Is(err, io.EOF) {
+		if err != nil && !errors.Is(err, io.EOF) && !in.failed {
 			m.Errors = append(m.Errors, err)
 		}
 	}
@@ -401,6 +406,7 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 		if ferr != nil {
 			return
 		}
+		incomplete = incomplete || t.truncated
 		tr := &Trace{Index: outIndex, Events: t.events, Incomplete: incomplete, m: m}
 		outIndex++
 		m.TracesOut++
@@ -443,6 +449,7 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 		}
 		a.keys = append(a.keys, b.keys...)
 		a.open += b.open
+		a.truncated = a.truncated || b.truncated
 		traces[other] = nil
 		free = append(free, other)
 		nopen--
@@ -531,6 +538,7 @@ func (m *Merger) pass2(inputs []Input, failed []bool, fn func(*Trace) error) err
 				}
 			}
 			t := traces[ti]
+			t.truncated = t.truncated || sp.truncated
 			for j := range sp.events {
 				e := &sp.events[j]
 				k := int32(-1)

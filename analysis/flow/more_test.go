@@ -112,3 +112,24 @@ func TestFailedInput(t *testing.T) {
 	}
 	wantLines(t, "trace log", r.traces, "B\t-> -nobody-:\tB|C|U0:3\n")
 }
+
+// TestInputFailsBothPasses: C fails right after its first span in both
+// passes. The first span still counts and merges, so the PUT trace comes
+// out whole, but marked incomplete: the failed read may have cut more
+// events of that span. C's second span (the GET trace) is lost; the error
+// is reported once.
+func TestInputFailsBothPasses(t *testing.T) {
+	ins := exampleInputs(t, "ex5")
+	data := readFile(t, "testdata/examples/ex5/C.txt")
+	cut := strings.Index(data, "SPAN;null")
+	broken := Input{Name: "C.txt", Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(&failingReader{r: strings.NewReader(data), n: cut}), nil
+	}}
+	r := mergeInputs(t, []Input{ins[0], ins[1], broken})
+	if len(r.m.Errors) != 1 || !strings.Contains(r.m.Errors[0].Error(), "disk on fire") {
+		t.Errorf("errors %v", r.m.Errors)
+	}
+	if len(r.list) != 1 || r.m.IncompleteTraces != 1 || len(r.list[0].Messages) != 2 || len(r.list[0].Events) != 25 {
+		t.Errorf("%d traces, %d incomplete:\n%s", len(r.list), r.m.IncompleteTraces, r.traces)
+	}
+}

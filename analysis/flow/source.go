@@ -64,6 +64,7 @@ type rawSpan struct {
 	ordinal   uint32 // 1-based among the causal spans of the input, 0 for NC
 	seq       uint32 // 1-based among all spans of the input
 	lastWall  int64  // greatest wall time of its events
+	truncated bool   // a read error may have cut the span short
 }
 
 // source reads one input span by span.
@@ -107,6 +108,7 @@ type textSource struct {
 	line       int
 	pending    []byte // a header line read ahead, owned copy
 	hasPending bool
+	err        error // a read error, returned after the span it cut short
 	text       []byte
 	offs       []evOffs
 	eof        bool
@@ -198,6 +200,9 @@ func (s *textSource) next(sp *rawSpan) error {
 			break
 		}
 		if s.eof {
+			if s.err != nil {
+				return s.err
+			}
 			return io.EOF
 		}
 		line, err := s.readLine()
@@ -246,13 +251,17 @@ func (s *textSource) next(sp *rawSpan) error {
 	// buffer so that growing it cannot move them.
 	sp.events = sp.events[:0]
 	sp.lastWall = s.originWall
+	sp.truncated = false
 	text := s.text[:0]
 	offs := s.offs[:0]
 	for {
 		line, err := s.readLine()
 		if err != nil {
+			// Deliver what was read; a read error ends the input at the
+			// next call.
 			if !errors.Is(err, io.EOF) {
-				return fmt.Errorf("%s:%d: %w", s.name, s.line, err)
+				s.err = fmt.Errorf("%s:%d: %w", s.name, s.line+1, err)
+				sp.truncated = true
 			}
 			s.eof = true
 			break
