@@ -34,4 +34,24 @@
 // call; an NC span releases each ID once; handling without Incoming (local
 // delivery) is a reception at the handling; traces left open when all
 // inputs end are still reported, marked incomplete.
+//
+// # Memory and speed
+//
+// Per message the merge keeps its ID text in a paged arena, a 4-byte
+// index slot, offset, length and hash, a reference count and an open-trace
+// slot (plus the first send's time and node during pass 1), in fixed pages
+// that never copy to grow. Open traces are the ones in flight around the
+// current time. Measured on the generated 5-node input of BenchmarkMerge
+// (7 events and 2 messages per request; the generator's own cost is
+// included), 2-core Xeon, Go 1.26:
+//
+//	go test ./analysis/flow -run '^$' -bench Merge -benchtime 1x -flow.requests 1430000
+//	  10 M events (2.86 M messages): 7.1-7.8 s, 1.29-1.40 M events/s
+//	  (-cpu 1: 1.40 M events/s), peak live heap 200-243 MiB, max RSS 210-254 MiB
+//	go test ./analysis/flow -run '^$' -bench Merge -benchtime 1x -flow.requests 5000000
+//	  35 M events (10 M messages): 29.3 s, 1.19 M events/s,
+//	  peak live heap 689 MiB, max RSS 712 MiB
+//
+// Throughput counts input events per second of the whole merge, both
+// passes included; at most 5 traces (22 events) were open at once.
 package flow
