@@ -345,12 +345,14 @@ func (r *Reader) ReadRecord() (Record, error) {
 			continue
 		}
 		c := r.chunk
-		// Fast path: a size of one or two bytes and a type id of one or
-		// two bytes, which is nearly every record.
-		if b := c.data[r.pos:]; len(b) >= 4 {
-			size, n := int64(b[0]), 1
-			if b[0] >= 0x80 {
-				size, n = size&0x7f|int64(b[1])<<7, 2
+		// Fast path: a size of up to four bytes (the JVM pads the sizes of
+		// large events to four) and a type id of one or two bytes, which
+		// is nearly every record.
+		if b := c.data[r.pos:]; len(b) >= 6 {
+			size, n := int64(b[0]&0x7f), 1
+			for n < 4 && b[n-1] >= 0x80 {
+				size |= int64(b[n]&0x7f) << (7 * n)
+				n++
 			}
 			typ, m := int64(b[n]), 1
 			if b[n] >= 0x80 {
