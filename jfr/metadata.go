@@ -238,8 +238,11 @@ func parseMetadata(d *decoder) (*Metadata, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	// Decode the whole table into one buffer and make one string of it:
+	// one allocation, not one per string.
 	strs := make([]string, n)
-	var scratch []byte
+	ends := make([]int, n)
+	text := make([]byte, 0, d.remaining())
 	for i := range strs {
 		v := d.stringValue()
 		if d.err != nil {
@@ -248,8 +251,13 @@ func parseMetadata(d *decoder) (*Metadata, error) {
 		if v.enc == encPool {
 			return nil, errors.New("metadata string table refers to the constant pool")
 		}
-		scratch = v.AppendText(scratch[:0])
-		strs[i] = string(scratch)
+		text = v.AppendText(text)
+		ends[i] = len(text)
+	}
+	all := string(text)
+	for i, start := 0, 0; i < n; i++ {
+		strs[i] = all[start:ends[i]]
+		start = ends[i]
 	}
 	str := func(i uint64) string {
 		if i >= uint64(len(strs)) {
@@ -260,11 +268,13 @@ func parseMetadata(d *decoder) (*Metadata, error) {
 		}
 		return strs[i]
 	}
-	// Every element and attribute takes at least 2 bytes, which bounds the
-	// shared slices by the record size.
-	t := &elementTree{elems: make([]element, 0, d.remaining()/8)}
-	attrs := make([]Attr, 0, d.remaining()/4)
-	kids := make([]int32, 0, d.remaining()/8)
+	// Size the shared slices for JDK metadata, whose element tree takes
+	// about 12 bytes an element and 6 an attribute; they grow if a record
+	// is denser. (Every element and attribute takes at least 2 bytes, which
+	// bounds them by the size of the record.)
+	t := &elementTree{elems: make([]element, 0, d.remaining()/10)}
+	attrs := make([]Attr, 0, d.remaining()/5)
+	kids := make([]int32, 0, d.remaining()/10)
 	var readElement func(depth int) int32
 	readElement = func(depth int) int32 {
 		if depth > maxElementDepth {

@@ -63,18 +63,26 @@ func SummarizeBytes(data []byte, ropts *jfr.ReaderOptions, workers int) (*Summar
 	spans, scanErr := jfr.ScanChunks(data, opts)
 	counts := make([]*chunkCount, len(spans))
 	errs := make([]error, len(spans))
+	count := func(i int) {
+		r := jfr.NewChunkReader(data, spans[i], opts)
+		counts[i], errs[i] = countChunk(r)
+		r.Release()
+	}
+	// Count the first chunk alone: the others usually repeat its metadata,
+	// which the workers then find parsed instead of all parsing it at once.
+	if len(spans) > 0 {
+		count(0)
+	}
 	var wg sync.WaitGroup
 	next := make(chan int, len(spans))
-	for i := range spans {
+	for i := 1; i < len(spans); i++ {
 		next <- i
 	}
 	close(next)
-	for range max(1, min(workers, len(spans))) {
+	for range max(1, min(workers, len(spans)-1)) {
 		wg.Go(func() {
 			for i := range next {
-				r := jfr.NewChunkReader(data, spans[i], opts)
-				counts[i], errs[i] = countChunk(r)
-				r.Release()
+				count(i)
 			}
 		})
 	}
