@@ -97,6 +97,17 @@ func FuzzReader(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The batch and the single-record paths agree, errors included.
+		one, oerr := recordsOneByOne(data)
+		many, merr := recordsInBatches(data, 5)
+		if len(one) != len(many) || fmt.Sprint(oerr) != fmt.Sprint(merr) {
+			t.Fatalf("ReadRecord gave %d records and %v, ReadRecords %d and %v", len(one), oerr, len(many), merr)
+		}
+		for i := range one {
+			if one[i] != many[i] {
+				t.Fatalf("record %d: %+v vs %+v", i, one[i], many[i])
+			}
+		}
 		_, err := readAll(data, &ReaderOptions{MaxChunkSize: 64 << 20})
 		var fe *FormatError
 		if err != nil {

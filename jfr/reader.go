@@ -375,6 +375,60 @@ func (r *Reader) ReadRecord() (Record, error) {
 	}
 }
 
+// ReadRecords fills dst with the next records of the current chunk (moving
+// to the next chunk first if the current one is done) and returns how many
+// it read: fewer than len(dst) at the end of a chunk, never records of two
+// chunks. It is ReadRecord for callers that walk many records, such as
+// summary: a batch in a tight loop is about twice as fast as a call per
+// record. It returns io.EOF at the end of the recording.
+func (r *Reader) ReadRecords(dst []Record) (int, error) {
+	if len(dst) == 0 {
+		return 0, nil
+	}
+	if r.err == nil && r.ChunkDone() {
+		if _, err := r.NextChunk(); err != nil {
+			return 0, err
+		}
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	c := r.chunk
+	data, pos, base := c.data, r.pos, c.Offset
+	n := 0
+	for n < len(dst) && pos < int64(len(data)) {
+		// The fast path of ReadRecord, inlined.
+		b := data[pos:]
+		if len(b) >= 6 {
+			size, k := int64(b[0]&0x7f), 1
+			for k < 4 && b[k-1] >= 0x80 {
+				size |= int64(b[k]&0x7f) << (7 * k)
+				k++
+			}
+			typ, m := int64(b[k]), 1
+			if b[k] >= 0x80 {
+				typ, m = typ&0x7f|int64(b[k+1])<<7, 2
+			}
+			if b[k-1] < 0x80 && b[k+m-1] < 0x80 && size >= int64(k+m) && size <= int64(len(b)) {
+				dst[n] = Record{TypeID: typ, Offset: base + pos, Size: size}
+				n++
+				pos += size
+				continue
+			}
+		}
+		r.pos = pos
+		rec, err := r.ReadRecord()
+		if err != nil {
+			return n, err
+		}
+		dst[n] = rec
+		n++
+		pos = r.pos
+	}
+	r.pos = pos
+	return n, nil
+}
+
 // Event is one decoded event. Reuse an Event across ReadEvent calls to read
 // without allocating.
 type Event struct {

@@ -62,3 +62,51 @@ func TestReadJDKRecordings(t *testing.T) {
 		})
 	}
 }
+
+// recordsOneByOne and recordsInBatches list the records of data with
+// ReadRecord and with ReadRecords; both stop at the first error.
+func recordsOneByOne(data []byte) ([]Record, error) {
+	r := NewBytesReader(data, nil)
+	var out []Record
+	for {
+		rec, err := r.ReadRecord()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+}
+
+func recordsInBatches(data []byte, size int) ([]Record, error) {
+	r := NewBytesReader(data, nil)
+	batch := make([]Record, size)
+	var out []Record
+	for {
+		n, err := r.ReadRecords(batch)
+		out = append(out, batch[:n]...)
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+func TestReadRecordsMatchesReadRecord(t *testing.T) {
+	for _, name := range []string{"jdk17-sample-multichunk.jfr.gz", "jdk25-alltypes.jfr.gz"} {
+		data := openTestdata(t, name)
+		want, werr := recordsOneByOne(data)
+		for _, size := range []int{1, 7, 512} {
+			got, gerr := recordsInBatches(data, size)
+			if !errors.Is(gerr, io.EOF) || !errors.Is(werr, io.EOF) {
+				t.Fatalf("%s: errors %v, %v", name, gerr, werr)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s, batches of %d: %d records, want %d", name, size, len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s, batches of %d: record %d = %+v, want %+v", name, size, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

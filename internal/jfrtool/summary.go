@@ -115,22 +115,25 @@ func countChunk(r *jfr.Reader) (*chunkCount, error) {
 		return nil, err
 	}
 	cc := &chunkCount{header: c.Header, events: eventTypesInJDKOrder(c.Metadata), sparse: map[int64][2]int64{}}
+	var batch [512]jfr.Record
 	for !r.ChunkDone() {
-		rec, err := r.ReadRecord()
+		n, err := r.ReadRecords(batch[:])
 		if err != nil {
 			return nil, err
 		}
-		id := rec.TypeID
-		if uint64(id) < denseIDs {
-			if int(id) >= len(cc.dense) {
-				cc.dense = append(cc.dense, make([][2]int64, int(id)+1-len(cc.dense))...)
+		for _, rec := range batch[:n] {
+			id := rec.TypeID
+			if uint64(id) < denseIDs {
+				if int(id) >= len(cc.dense) {
+					cc.dense = append(cc.dense, make([][2]int64, int(id)+1-len(cc.dense))...)
+				}
+				cc.dense[id][0]++
+				cc.dense[id][1] += rec.Size
+				continue
 			}
-			cc.dense[id][0]++
-			cc.dense[id][1] += rec.Size
-			continue
+			m := cc.sparse[id]
+			cc.sparse[id] = [2]int64{m[0] + 1, m[1] + rec.Size}
 		}
-		n := cc.sparse[id]
-		cc.sparse[id] = [2]int64{n[0] + 1, n[1] + rec.Size}
 	}
 	return cc, nil
 }
