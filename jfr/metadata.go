@@ -34,6 +34,7 @@ type Class struct {
 
 	kind      Kind // the value kind of a primitive class, KindStruct otherwise
 	valueKind Kind // kind of decoded values (the field's for simple types)
+	timed     bool // has a field named "duration": the JDK reads field 1 as the duration
 }
 
 // Field is one field of a class.
@@ -515,6 +516,7 @@ func (md *Metadata) checkInlineCycles() error {
 		for i := range c.Fields {
 			c.Fields[i].op = opFor(&c.Fields[i])
 		}
+		c.timed = c.FieldIndex("duration") >= 0
 		if c.ID < maxDenseID {
 			maxID = max(maxID, c.ID)
 		}

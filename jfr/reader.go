@@ -524,7 +524,7 @@ func (e *Event) StartTicks() int64 {
 // DurationTicks returns the event's duration in ticks: the second field when
 // the type has a field named "duration" (the JDK's rule), else 0.
 func (e *Event) DurationTicks() int64 {
-	if len(e.Fields) < 2 || e.Type.FieldIndex("duration") < 0 {
+	if len(e.Fields) < 2 || !e.Type.timed {
 		return 0
 	}
 	return e.Fields[1].Int()

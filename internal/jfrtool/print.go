@@ -1,12 +1,10 @@
 package jfrtool
 
 import (
-	"cmp"
 	"errors"
 	"io"
 	"math"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,10 +83,12 @@ type printer struct {
 	format Format
 	filter *filter
 
-	recs  []sortRec
-	md    *jfr.Metadata
-	plans map[*jfr.Class]*classPlan
-	chunk *jfr.Chunk
+	recs    []sortRec
+	sortTmp []sortRec // sortByEnd's scratch
+	batch   [512]jfr.Record
+	md      *jfr.Metadata
+	plans   map[*jfr.Class]*classPlan
+	chunk   *jfr.Chunk
 	// Clock of the chunk being printed, as jfr's TimeConverter has it.
 	startNanos, startTicks int64
 	divisor                float64
@@ -131,35 +131,34 @@ func (p *printer) run(r *jfr.Reader, em emitter) error {
 		}
 		p.setChunk(c)
 		p.recs = p.recs[:0]
+		var walkErr error
 		for !r.ChunkDone() {
-			rec, err := r.ReadRecord()
+			n, err := r.ReadRecords(p.batch[:])
+			for _, rec := range p.batch[:n] {
+				if rec.TypeID == 0 || rec.TypeID == 1 {
+					continue
+				}
+				if cl := c.Metadata.Class(rec.TypeID); cl != nil && p.filter.accept(cl) {
+					p.recs = append(p.recs, sortRec{rec: rec})
+				}
+			}
 			if err != nil {
-				return err
+				walkErr = err
+				break
 			}
-			if rec.TypeID == 0 || rec.TypeID == 1 {
-				continue
-			}
-			cl := c.Metadata.Class(rec.TypeID)
-			if cl == nil || !p.filter.accept(cl) {
-				continue
-			}
-			// The first field is the start; a field named duration is
-			// taken as the second one (jfr's rule).
-			if err := c.DecodeEvent(rec, &ev); err != nil {
-				return err
-			}
-			end := ev.StartTicks() + ev.DurationTicks()
-			p.recs = append(p.recs, sortRec{end, rec})
 		}
-		// A stable sort by end time: records were collected in file
-		// order, so ties are broken by offset and the faster unstable
-		// sort gives the same order.
-		slices.SortFunc(p.recs, func(a, b sortRec) int {
-			if c := cmp.Compare(a.end, b.end); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.rec.Offset, b.rec.Offset)
-		})
+		// Like jfr, decode every event of the chunk before printing any:
+		// a corrupt event fails the chunk before its events are printed.
+		// An event before a broken record fails first, as it is earlier.
+		if err := endTimes(c, p.recs, min(runtime.GOMAXPROCS(0), maxWorkers)); err != nil {
+			return err
+		}
+		if walkErr != nil {
+			return walkErr
+		}
+		// jfr sorts a chunk's events by end time with a stable sort; the
+		// records were collected in file order.
+		p.recs, p.sortTmp = sortByEnd(p.recs, p.sortTmp)
 		if workers := min(runtime.GOMAXPROCS(0), maxWorkers); workers > 1 && len(p.recs) >= 4*batchEvents {
 			if err := p.renderParallel(c, em, workers); err != nil {
 				return err
