@@ -2,6 +2,7 @@ package flow
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,7 +70,7 @@ func writeCut(t *Trace, evs []*Event, name string) error {
 	fmt.Fprintf(w, "%d=%d\n", e0.Nano-rem, (e0.Wall-rem)/1e6)
 	for _, s := range spans {
 		ses := bySpan[s]
-		slices.SortStableFunc(ses, func(a, b *Event) int { return cmpInt(int64(a.Seq), int64(b.Seq)) })
+		slices.SortStableFunc(ses, func(a, b *Event) int { return cmp.Compare(int64(a.Seq), int64(b.Seq)) })
 		nc := ses[0].Ordinal == 0 && ses[0].Kind == flowspec.NonCausalSend
 		in := "null"
 		var outs []string

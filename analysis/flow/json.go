@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -145,11 +146,7 @@ func (s *Stats) JSON(r Reports) StatsJSON {
 		slices.Sort(tags)
 		for _, tag := range tags {
 			m := s.interceptors[tag]
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
+			keys := slices.Sorted(maps.Keys(m))
 			for _, k := range keys {
 				out.Interceptors = append(out.Interceptors, InterceptorJSON{Tag: tag, Interceptor: k, SelfUs: m[k].rangeScaled(1e3)})
 			}

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -242,23 +243,13 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmpString(m.Nodes[a], m.Nodes[b]) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(m.Nodes[a], m.Nodes[b]) })
 	m.Offsets, m.ClockInconsistencies = estimateOffsets(n, minDelay, order)
 	m.inPass2 = true
 	for range m.ids.Len() {
 		m.trace.Append(-1)
 	}
 	return m, m.pass2(inputs, failed, fn)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // receiptWall returns when a span received its incoming message: its first
@@ -417,7 +408,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		for i, k := range t.keys {
 			tr.Messages[i] = int32(k)
 		}
-		slices.SortFunc(tr.Messages, func(a, b int32) int { return cmpString(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
+		slices.SortFunc(tr.Messages, func(a, b int32) int { return cmp.Compare(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
 		tr.order()
 		ferr = fn(tr)
 	}

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
@@ -45,11 +46,11 @@ func (t *Trace) order() {
 		case a.Node != b.Node:
 			return rank[a.Node] - rank[b.Node]
 		case a.Nano != b.Nano:
-			return cmpInt(a.Nano, b.Nano)
+			return cmp.Compare(a.Nano, b.Nano)
 		case a.Span != b.Span:
-			return cmpInt(int64(a.Span), int64(b.Span))
+			return cmp.Compare(int64(a.Span), int64(b.Span))
 		}
-		return cmpInt(int64(a.Seq), int64(b.Seq))
+		return cmp.Compare(int64(a.Seq), int64(b.Seq))
 	})
 	var queues [][]Event
 	for i := 0; i < len(src); {
@@ -118,16 +119,6 @@ func (t *Trace) order() {
 	t.Events = out
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // nodeRank returns each node's position in name order.
 func (m *Merger) nodeRank() []int {
 	if m.rank == nil {
@@ -135,7 +126,7 @@ func (m *Merger) nodeRank() []int {
 		for i := range order {
 			order[i] = i
 		}
-		slices.SortFunc(order, func(a, b int) int { return cmpString(m.Nodes[a], m.Nodes[b]) })
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(m.Nodes[a], m.Nodes[b]) })
 		m.rank = make([]int, len(m.Nodes))
 		for r, i := range order {
 			m.rank[i] = r

@@ -1,8 +1,10 @@
 package flow
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -191,7 +193,7 @@ func (s *Stats) addMessages(t *Trace) {
 		}
 		from := t.NodeName(first)
 		sorted := slices.Clone(sends)
-		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmpInt(a.Wall, b.Wall) })
+		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmp.Compare(a.Wall, b.Wall) })
 		nodes := make([]uint16, 0, len(byNode))
 		for n := range byNode {
 			nodes = append(nodes, n)
@@ -199,7 +201,7 @@ func (s *Stats) addMessages(t *Trace) {
 		slices.Sort(nodes)
 		for _, n := range nodes {
 			recs := byNode[n]
-			slices.SortStableFunc(recs, func(a, b reception) int { return cmpInt(a.ev.Wall, b.ev.Wall) })
+			slices.SortStableFunc(recs, func(a, b reception) int { return cmp.Compare(a.ev.Wall, b.ev.Wall) })
 			to := t.m.Nodes[n]
 			var rc RouteCounts
 			// Match every copy that arrived to the latest transmission not
@@ -768,11 +770,7 @@ func (s *Stats) writeInterceptors(b *strings.Builder) {
 	for _, tag := range tags {
 		b.WriteString(tag + "\n")
 		m := s.interceptors[tag]
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			a := m[k]
 			fmt.Fprintf(b, "\t%s:\tavg %9.2f us in %9d records (%.2f - %.2f)\n", k, a.avg()/1e3, a.n, a.min/1e3, a.max/1e3)
