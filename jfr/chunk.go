@@ -263,13 +263,14 @@ func (c *Chunk) readPools(opts *ReaderOptions) error {
 }
 
 // record returns a decoder over the record at chunk offset off, positioned
-// after its type id, and the type id.
+// after its type id (so that d.pos is an offset in the record), and the
+// type id.
 func (c *Chunk) record(off int64) (*decoder, int64, error) {
 	size, typ, hdr, err := recordHeader(c.data, off)
 	if err != nil {
 		return nil, 0, c.errorAt(off, err)
 	}
-	d := &decoder{b: c.data[off+int64(hdr) : off+size], pools: c.pools}
+	d := &decoder{b: c.data[off : off+size], pos: hdr, pools: c.pools}
 	return d, typ, nil
 }
 

@@ -297,32 +297,39 @@ func (r *Reader) readMetadata(c *Chunk) error {
 	if typ != 0 {
 		return c.errorAt(off, fmt.Errorf("expected the metadata record (type 0), found type %d", typ))
 	}
+	md, err := metadataRecord(d, r.opts.MetadataCache, r.lastMeta)
+	if err != nil {
+		return c.errorAt(off+int64(d.pos), fmt.Errorf("metadata: %w", err))
+	}
+	c.Metadata, r.lastMeta = md, md
+	return nil
+}
+
+// metadataRecord returns the metadata of a metadata record's payload (d is
+// positioned after the type id): last if the record has last's id (the
+// JDK's rule: an id equal to the previous chunk's means the same metadata,
+// not read again), else the cache's parse of the same declarations, else a
+// new parse, which it adds to the cache.
+func metadataRecord(d *decoder, cache *MetadataCache, last *Metadata) (*Metadata, error) {
 	start := d.pos
 	d.uvarint()
 	d.uvarint()
 	declStart := d.pos
 	id := int64(d.uvarint())
 	decl := d.b[declStart:]
-	// Like the JDK, take a metadata id equal to the previous chunk's as
-	// the same metadata without reading it.
-	if d.err == nil && r.lastMeta != nil && r.lastMeta.ID == id {
-		c.Metadata = r.lastMeta
-		return nil
+	if d.err == nil && last != nil && last.ID == id {
+		return last, nil
 	}
-	cache := r.opts.MetadataCache
 	if md := cache.get(decl); d.err == nil && md != nil {
-		c.Metadata, r.lastMeta = md, md
-		return nil
+		return md, nil
 	}
 	d.pos = start
 	md, err := parseMetadata(d)
 	if err != nil {
-		return c.errorAt(off+int64(d.pos), fmt.Errorf("metadata: %w", err))
+		return nil, err
 	}
 	cache.put(decl, md)
-	c.Metadata = md
-	r.lastMeta = md
-	return nil
+	return md, nil
 }
 
 // ChunkDone tells whether every record of the current chunk has been read,
@@ -535,49 +542,6 @@ func (e *Event) StartTime() time.Time { return e.Chunk.clock.Time(e.StartTicks()
 
 // Duration returns the event's duration.
 func (e *Event) Duration() time.Duration { return e.Chunk.clock.Duration(e.DurationTicks()) }
-
-// ChunkSpan locates one chunk of a recording.
-type ChunkSpan struct {
-	Index  int
-	Offset int64
-	Size   int64
-	Header Header
-}
-
-// ScanChunks finds the chunks of an in-memory recording by reading only
-// their headers, so that they can be read independently (in parallel) with
-// NewChunkReader. It returns the complete chunks and, if the data ends
-// inside a chunk or a header is bad, a *FormatError for the first bad one.
-// A chunk still being written ends the scan, as it does for a Reader.
-func ScanChunks(data []byte, opts *ReaderOptions) ([]ChunkSpan, error) {
-	var spans []ChunkSpan
-	r := NewBytesReader(data, opts)
-	for off := int64(0); ; {
-		idx := len(spans)
-		n, err := r.readHeader(off)
-		if n == 0 && errors.Is(err, io.EOF) {
-			if idx == 0 {
-				return nil, &FormatError{Chunk: 0, Offset: 0, Err: errors.New("empty file: no chunk")}
-			}
-			return spans, nil
-		}
-		if err != nil || n < HeaderSize {
-			// Let the Reader produce the same error it would.
-			_, err := NewChunkReader(data, ChunkSpan{Index: idx, Offset: off, Size: int64(len(data)) - off}, opts).NextChunk()
-			return spans, err
-		}
-		h, err := parseHeader(r.buf)
-		if err != nil || h.Size > int64(len(data))-off || h.Size > r.opts.maxChunkSize() {
-			_, err := NewChunkReader(data, ChunkSpan{Index: idx, Offset: off, Size: int64(len(data)) - off}, opts).NextChunk()
-			return spans, err
-		}
-		spans = append(spans, ChunkSpan{Index: idx, Offset: off, Size: h.Size, Header: h})
-		off += h.Size
-		if !h.Finished() || off == int64(len(data)) {
-			return spans, nil
-		}
-	}
-}
 
 // NewChunkReader returns a reader of the one chunk of data that span
 // locates, reporting errors with the chunk's index and file offsets. Its

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -74,7 +75,7 @@ directory, and prints its summary and how to open it.`,
 		if err != nil {
 			return err
 		}
-		s, err := jfrtool.SummarizeBytes(data, nil, runtime.GOMAXPROCS(0))
+		s, err := jfrtool.SummarizeAt(bytes.NewReader(data), int64(len(data)), runtime.GOMAXPROCS(0))
 		if err != nil {
 			return err
 		}

@@ -73,6 +73,32 @@ func (r *recording) Close() error { return r.close() }
 
 // fileError prefixes an error with the file name, as every report of bad
 // input names the file.
-func (r *recording) fileError(err error) error {
-	return fmt.Errorf("%s: %w", r.name, err)
+func (r *recording) fileError(err error) error { return fileError(r.name, err) }
+
+// fileError prefixes a non-nil error with the file name.
+func fileError(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// openPlainFile opens name if it is a regular file holding an uncompressed
+// recording (or anything that is not gzip), for reading at offsets.
+func openPlainFile(name string) (*os.File, int64, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, false
+	}
+	st, err := f.Stat()
+	var magic [2]byte
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		f.Close()
+		return nil, 0, false
+	}
+	if n, _ := f.ReadAt(magic[:], 0); isGzip(magic[:n]) {
+		f.Close()
+		return nil, 0, false
+	}
+	return f, st.Size(), true
 }

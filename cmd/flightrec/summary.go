@@ -27,27 +27,29 @@ status is 1.`,
 		if len(args) != 1 {
 			return cli.Usagef("expected one recording file, got %d arguments", len(args))
 		}
-		// Like jfr summary, read only the records' types and sizes.
-		rec, err := openRecordingWith(args[0], &jfr.ReaderOptions{SkipConstantPools: true})
-		if err != nil {
-			return err
-		}
-		defer rec.Close()
+		// Like jfr summary, read only the chunk headers, the metadata and
+		// the records' types and sizes: a regular file through pread, its
+		// chunks in parallel; anything else (a pipe, a .gz) as a stream.
 		var s *jfrtool.Summary
 		var rerr error
-		if rec.data != nil {
-			s, rerr = jfrtool.SummarizeBytes(rec.data, &rec.opts, runtime.GOMAXPROCS(0))
+		if f, size, ok := openPlainFile(args[0]); ok {
+			defer f.Close()
+			s, rerr = jfrtool.SummarizeAt(f, size, runtime.GOMAXPROCS(0))
+			rerr = fileError(args[0], rerr)
 		} else {
+			rec, err := openRecordingWith(args[0], &jfr.ReaderOptions{SkipConstantPools: true})
+			if err != nil {
+				return err
+			}
+			defer rec.Close()
 			s, rerr = jfrtool.Summarize(rec.Reader)
+			rerr = fileError(args[0], rerr)
 		}
 		if s.Chunks > 0 || rerr == nil {
 			if err := s.WriteText(env.Stdout); err != nil {
 				return err
 			}
 		}
-		if rerr != nil {
-			return rec.fileError(rerr)
-		}
-		return nil
+		return rerr
 	},
 }

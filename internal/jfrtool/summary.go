@@ -48,41 +48,43 @@ func Summarize(r *jfr.Reader) (*Summary, error) {
 	}
 }
 
-// SummarizeBytes summarizes an in-memory (or memory-mapped) recording,
-// counting its chunks on up to workers goroutines. The result is the same
-// as Summarize's. opts (which may be nil) may give a Pager.
-func SummarizeBytes(data []byte, ropts *jfr.ReaderOptions, workers int) (*Summary, error) {
-	opts := &jfr.ReaderOptions{}
-	if ropts != nil {
-		*opts = *ropts
-	}
-	opts.SkipConstantPools = true
-	// The chunks' readers share parsed metadata: the JVM repeats the same
-	// metadata in every chunk.
-	opts.MetadataCache = jfr.NewMetadataCache()
-	spans, scanErr := jfr.ScanChunks(data, opts)
-	counts := make([]*chunkCount, len(spans))
+// SummarizeAt summarizes the recording of the given size in ra (a file),
+// counting its chunks on up to workers goroutines. Like jfr summary, it
+// reads only the chunk headers, the metadata and each record's size and
+// type: the chunks are walked a window at a time and their contents are
+// never held in memory. The result is the same as Summarize's.
+func SummarizeAt(ra io.ReaderAt, size int64, workers int) (*Summary, error) {
+	spans, scanErr := jfr.ScanChunksAt(ra, size, nil)
+	// Resolve every chunk's metadata first, in order, by the JDK's rule
+	// (an id equal to the previous chunk's is the same metadata). This is
+	// cheap: the JVM repeats one metadata record, parsed once.
+	cache := jfr.NewMetadataCache()
 	errs := make([]error, len(spans))
-	count := func(i int) {
-		r := jfr.NewChunkReader(data, spans[i], opts)
-		counts[i], errs[i] = countChunk(r)
-		r.Release()
-	}
-	// Count the first chunk alone: the others usually repeat its metadata,
-	// which the workers then find parsed instead of all parsing it at once.
-	if len(spans) > 0 {
-		count(0)
+	counts := make([]*chunkCount, len(spans))
+	var prev *jfr.Metadata
+	for i := range spans {
+		md, err := jfr.ChunkMetadataAt(ra, spans[i], prev, cache)
+		if err != nil {
+			errs[i] = err
+			spans = spans[:i+1] // nothing after the first bad chunk counts
+			break
+		}
+		counts[i] = &chunkCount{header: spans[i].Header, events: eventTypesInJDKOrder(md), sparse: map[int64][2]int64{}}
+		prev = md
 	}
 	var wg sync.WaitGroup
 	next := make(chan int, len(spans))
-	for i := 1; i < len(spans); i++ {
-		next <- i
+	for i := range spans {
+		if errs[i] == nil {
+			next <- i
+		}
 	}
 	close(next)
-	for range max(1, min(workers, len(spans)-1)) {
+	for range max(1, min(workers, len(spans))) {
 		wg.Go(func() {
+			var sc jfr.RecordScanner
 			for i := range next {
-				count(i)
+				errs[i] = sc.Scan(ra, spans[i], counts[i].tally)
 			}
 		})
 	}
@@ -121,21 +123,26 @@ func countChunk(r *jfr.Reader) (*chunkCount, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, rec := range batch[:n] {
-			id := rec.TypeID
-			if uint64(id) < denseIDs {
-				if int(id) >= len(cc.dense) {
-					cc.dense = append(cc.dense, make([][2]int64, int(id)+1-len(cc.dense))...)
-				}
-				cc.dense[id][0]++
-				cc.dense[id][1] += rec.Size
-				continue
-			}
-			m := cc.sparse[id]
-			cc.sparse[id] = [2]int64{m[0] + 1, m[1] + rec.Size}
-		}
+		cc.tally(batch[:n])
 	}
 	return cc, nil
+}
+
+// tally counts records by type.
+func (cc *chunkCount) tally(recs []jfr.Record) {
+	for _, rec := range recs {
+		id := rec.TypeID
+		if uint64(id) < denseIDs {
+			if int(id) >= len(cc.dense) {
+				cc.dense = append(cc.dense, make([][2]int64, int(id)+1-len(cc.dense))...)
+			}
+			cc.dense[id][0]++
+			cc.dense[id][1] += rec.Size
+			continue
+		}
+		m := cc.sparse[id]
+		cc.sparse[id] = [2]int64{m[0] + 1, m[1] + rec.Size}
+	}
 }
 
 // summarizer merges chunk counts the way jfr summary does: rows keyed by

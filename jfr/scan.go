@@ -1,0 +1,192 @@
+package jfr
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/flightrec/flightrec/internal/leb128"
+)
+
+// ChunkSpan locates one chunk of a recording.
+type ChunkSpan struct {
+	Index  int
+	Offset int64
+	Size   int64
+	Header Header
+}
+
+// ScanChunks finds the chunks of an in-memory recording by reading only
+// their headers; see ScanChunksAt.
+func ScanChunks(data []byte, opts *ReaderOptions) ([]ChunkSpan, error) {
+	return ScanChunksAt(bytes.NewReader(data), int64(len(data)), opts)
+}
+
+// ScanChunksAt finds the chunks of the recording of the given size in ra by
+// reading only their headers, so that they can be read independently (in
+// parallel) with NewChunkReader, ChunkMetadataAt and RecordScanner. It
+// returns the complete chunks and, if the data ends inside a chunk or a
+// header is bad, a *FormatError for the first bad one, as a Reader would.
+// A chunk still being written ends the scan, as it does for a Reader.
+func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan, error) {
+	var o ReaderOptions
+	if opts != nil {
+		o = *opts
+	}
+	var spans []ChunkSpan
+	var hdr [HeaderSize]byte
+	for off := int64(0); ; {
+		idx := len(spans)
+		if off >= size {
+			if idx == 0 {
+				return nil, &FormatError{Chunk: 0, Offset: 0, Err: errors.New("empty file: no chunk")}
+			}
+			return spans, nil
+		}
+		n, _ := ra.ReadAt(hdr[:], off)
+		var h Header
+		var err error
+		if n == HeaderSize {
+			h, err = parseHeader(hdr[:])
+		}
+		if n < HeaderSize || err != nil || h.Size > size-off || h.Size > o.maxChunkSize() {
+			return spans, chunkError(ra, size, ChunkSpan{Index: idx, Offset: off, Size: size - off}, opts)
+		}
+		spans = append(spans, ChunkSpan{Index: idx, Offset: off, Size: h.Size, Header: h})
+		off += h.Size
+		if !h.Finished() {
+			return spans, nil
+		}
+	}
+}
+
+// chunkError returns the error a Reader gives for the chunk span locates.
+func chunkError(ra io.ReaderAt, size int64, span ChunkSpan, opts *ReaderOptions) error {
+	r := NewReader(io.NewSectionReader(ra, span.Offset, size-span.Offset), opts)
+	r.next, r.index = span.Offset, span.Index
+	if _, err := r.NextChunk(); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return &FormatError{Chunk: span.Index, Offset: span.Offset, Err: errors.New("bad chunk header")}
+}
+
+// ChunkMetadataAt reads and returns the metadata of the chunk span locates,
+// reading only its metadata record. prev is the previous chunk's metadata
+// (or nil): as the JDK (and a Reader) does, a record with prev's id is taken
+// to mean prev without being parsed. With a cache, chunks that repeat the
+// same metadata under other ids share one parse.
+func ChunkMetadataAt(ra io.ReaderAt, span ChunkSpan, prev *Metadata, cache *MetadataCache) (*Metadata, error) {
+	off := span.Offset + span.Header.MetadataOffset
+	end := span.Offset + span.Size
+	fail := func(at int64, err error) error { return &FormatError{Chunk: span.Index, Offset: at, Err: err} }
+	var head [2 * leb128.MaxLen]byte
+	n, _ := ra.ReadAt(head[:min(int64(len(head)), end-off)], off)
+	size, k := leb128.Uvarint(head[:n])
+	if k == 0 || size == 0 || size > uint64(end-off) {
+		return nil, fail(off, fmt.Errorf("metadata record size %d does not fit in the chunk", size))
+	}
+	rec := make([]byte, size)
+	if m, err := ra.ReadAt(rec, off); int64(m) < int64(size) {
+		return nil, fail(off+int64(m), fmt.Errorf("%w: %v", ErrTruncated, err))
+	}
+	d := &decoder{b: rec, pos: k}
+	if typ := d.uvarint(); d.err != nil || typ != 0 {
+		return nil, fail(off, fmt.Errorf("expected the metadata record (type 0), found type %d", typ))
+	}
+	md, err := metadataRecord(d, cache, prev)
+	if err != nil {
+		return nil, fail(off+int64(d.pos), fmt.Errorf("metadata: %w", err))
+	}
+	return md, nil
+}
+
+// RecordScanner walks the record headers of a chunk through an
+// io.ReaderAt, a window at a time, for tools that need only each record's
+// type and size (like summary): the chunk is never held in memory, the
+// window it reads stays in the CPU's cache, and a large record is skipped
+// without being read. The zero value is ready to use; reuse it across
+// chunks.
+type RecordScanner struct {
+	buf  []byte
+	recs []Record
+}
+
+// scanWindow is how much a RecordScanner reads at a time.
+const scanWindow = 256 << 10
+
+// Scan calls fn with the records of the chunk span locates, in file order,
+// in batches (the slice is reused after fn returns).
+func (s *RecordScanner) Scan(ra io.ReaderAt, span ChunkSpan, fn func([]Record)) error {
+	if s.buf == nil {
+		s.buf = make([]byte, scanWindow)
+		s.recs = make([]Record, 0, 512)
+	}
+	fail := func(at int64, err error) error { return &FormatError{Chunk: span.Index, Offset: at, Err: err} }
+	end := span.Offset + span.Size
+	pos := span.Offset + HeaderSize
+	var wstart, wend int64 // the file range s.buf holds
+	for pos < end {
+		if pos+2*leb128.MaxLen > wend && wend < end || pos < wstart {
+			n := min(int64(len(s.buf)), end-pos)
+			m, err := ra.ReadAt(s.buf[:n], pos)
+			if int64(m) < n {
+				return fail(pos+int64(m), fmt.Errorf("%w: %v", ErrTruncated, err))
+			}
+			wstart, wend = pos, pos+n
+		}
+		b := s.buf[pos-wstart : wend-wstart]
+		var size, typ uint64
+		var k, m int
+		if sz, n, t, tn, ok := fastRecordHeader(b); ok {
+			size, k, typ, m = uint64(sz), n, uint64(t), tn
+		} else {
+			size, k = leb128.Uvarint(b)
+			if k > 0 && size > uint64(k) {
+				typ, m = leb128.Uvarint(b[k:min(uint64(len(b)), size)])
+			}
+		}
+		switch {
+		case k == 0:
+			return fail(pos, fmt.Errorf("record size: %w", ErrTruncated))
+		case size == 0:
+			return fail(pos, errors.New("record has zero size"))
+		case size > uint64(end-pos):
+			return fail(pos, fmt.Errorf("record size %d exceeds the %d bytes left in the chunk", size, end-pos))
+		case m == 0:
+			return fail(pos, fmt.Errorf("record of %d bytes too small for its type id", size))
+		}
+		s.recs = append(s.recs, Record{TypeID: int64(typ), Offset: pos, Size: int64(size)})
+		if len(s.recs) == cap(s.recs) {
+			fn(s.recs)
+			s.recs = s.recs[:0]
+		}
+		pos += int64(size)
+	}
+	if len(s.recs) > 0 {
+		fn(s.recs)
+		s.recs = s.recs[:0]
+	}
+	return nil
+}
+
+// fastRecordHeader decodes the common record headers: a size of up to four
+// bytes (the JVM pads large events' sizes to four) and a type id of one or
+// two bytes. ok is false for anything else, which callers decode the slow
+// way.
+func fastRecordHeader(b []byte) (size int64, n int, typ int64, m int, ok bool) {
+	if len(b) < 6 {
+		return 0, 0, 0, 0, false
+	}
+	size, n = int64(b[0]&0x7f), 1
+	for n < 4 && b[n-1] >= 0x80 {
+		size |= int64(b[n]&0x7f) << (7 * n)
+		n++
+	}
+	typ, m = int64(b[n]), 1
+	if b[n] >= 0x80 {
+		typ, m = typ&0x7f|int64(b[n+1])<<7, 2
+	}
+	ok = b[n-1] < 0x80 && b[n+m-1] < 0x80 && size >= int64(n+m) && size <= int64(len(b))
+	return size, n, typ, m, ok
+}
