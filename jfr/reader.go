@@ -218,12 +218,6 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	return c, nil
 }
 
-// Release tells the Pager, if any, that the reader is done with its
-// current chunk: a reader that stops before the end of a recording (or
-// reads one chunk, from NewChunkReader) calls it to give back the pages.
-// The current chunk's values are invalid afterwards.
-func (r *Reader) Release() { r.releaseChunk() }
-
 // releaseChunk tells the pager that the current chunk is done with.
 func (r *Reader) releaseChunk() {
 	if c := r.chunk; c != nil && r.mem && r.opts.Pager != nil {
@@ -542,12 +536,3 @@ func (e *Event) StartTime() time.Time { return e.Chunk.clock.Time(e.StartTicks()
 
 // Duration returns the event's duration.
 func (e *Event) Duration() time.Duration { return e.Chunk.clock.Duration(e.DurationTicks()) }
-
-// NewChunkReader returns a reader of the one chunk of data that span
-// locates, reporting errors with the chunk's index and file offsets. Its
-// clock is the chunk's own.
-func NewChunkReader(data []byte, span ChunkSpan, opts *ReaderOptions) *Reader {
-	r := NewBytesReader(data[:min(int64(len(data)), span.Offset+span.Size)], opts)
-	r.next, r.index = span.Offset, span.Index
-	return r
-}

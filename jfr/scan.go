@@ -1,7 +1,6 @@
 package jfr
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -17,15 +16,9 @@ type ChunkSpan struct {
 	Header Header
 }
 
-// ScanChunks finds the chunks of an in-memory recording by reading only
-// their headers; see ScanChunksAt.
-func ScanChunks(data []byte, opts *ReaderOptions) ([]ChunkSpan, error) {
-	return ScanChunksAt(bytes.NewReader(data), int64(len(data)), opts)
-}
-
 // ScanChunksAt finds the chunks of the recording of the given size in ra by
 // reading only their headers, so that they can be read independently (in
-// parallel) with NewChunkReader, ChunkMetadataAt and RecordScanner. It
+// parallel) with ChunkMetadataAt and RecordScanner. It
 // returns the complete chunks and, if the data ends inside a chunk or a
 // header is bad, a *FormatError for the first bad one, as a Reader would.
 // A chunk still being written ends the scan, as it does for a Reader.
