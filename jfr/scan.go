@@ -73,11 +73,22 @@ func ChunkMetadataAt(ra io.ReaderAt, span ChunkSpan, prev *Metadata, cache *Meta
 	off := span.Offset + span.Header.MetadataOffset
 	end := span.Offset + span.Size
 	fail := func(at int64, err error) error { return &FormatError{Chunk: span.Index, Offset: at, Err: err} }
-	var head [2 * leb128.MaxLen]byte
+	// The record starts with its size, type, start, duration and id: if
+	// the id is prev's, that is all there is to read.
+	var head [5 * leb128.MaxLen]byte
 	n, _ := ra.ReadAt(head[:min(int64(len(head)), end-off)], off)
 	size, k := leb128.Uvarint(head[:n])
 	if k == 0 || size == 0 || size > uint64(end-off) {
 		return nil, fail(off, fmt.Errorf("metadata record size %d does not fit in the chunk", size))
+	}
+	if prev != nil {
+		h := &decoder{b: head[:min(uint64(n), size)], pos: k}
+		typ := h.uvarint()
+		h.uvarint()
+		h.uvarint()
+		if id := int64(h.uvarint()); h.err == nil && typ == 0 && id == prev.ID {
+			return prev, nil
+		}
 	}
 	rec := make([]byte, size)
 	if m, err := ra.ReadAt(rec, off); int64(m) < int64(size) {
