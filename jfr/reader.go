@@ -346,24 +346,10 @@ func (r *Reader) ReadRecord() (Record, error) {
 			continue
 		}
 		c := r.chunk
-		// Fast path: a size of up to four bytes (the JVM pads the sizes of
-		// large events to four) and a type id of one or two bytes, which
-		// is nearly every record.
-		if b := c.data[r.pos:]; len(b) >= 6 {
-			size, n := int64(b[0]&0x7f), 1
-			for n < 4 && b[n-1] >= 0x80 {
-				size |= int64(b[n]&0x7f) << (7 * n)
-				n++
-			}
-			typ, m := int64(b[n]), 1
-			if b[n] >= 0x80 {
-				typ, m = typ&0x7f|int64(b[n+1])<<7, 2
-			}
-			if b[n-1] < 0x80 && b[n+m-1] < 0x80 && size >= int64(n+m) && size <= int64(len(b)) {
-				rec := Record{TypeID: typ, Offset: c.Offset + r.pos, Size: size}
-				r.pos += size
-				return rec, nil
-			}
+		var one [1]Record
+		if k, p := scanRecords(c.data, int(r.pos), len(c.data), c.Offset, one[:]); k == 1 {
+			r.pos = int64(p)
+			return one[0], nil
 		}
 		size, typ, _, err := recordHeader(c.data, r.pos)
 		if err != nil {
@@ -395,38 +381,20 @@ func (r *Reader) ReadRecords(dst []Record) (int, error) {
 		return 0, r.err
 	}
 	c := r.chunk
-	data, pos, base := c.data, r.pos, c.Offset
-	n := 0
-	for n < len(dst) && pos < int64(len(data)) {
-		// The fast path of ReadRecord, inlined.
-		b := data[pos:]
-		if len(b) >= 6 {
-			size, k := int64(b[0]&0x7f), 1
-			for k < 4 && b[k-1] >= 0x80 {
-				size |= int64(b[k]&0x7f) << (7 * k)
-				k++
-			}
-			typ, m := int64(b[k]), 1
-			if b[k] >= 0x80 {
-				typ, m = typ&0x7f|int64(b[k+1])<<7, 2
-			}
-			if b[k-1] < 0x80 && b[k+m-1] < 0x80 && size >= int64(k+m) && size <= int64(len(b)) {
-				dst[n] = Record{TypeID: typ, Offset: base + pos, Size: size}
-				n++
-				pos += size
-				continue
-			}
-		}
-		r.pos = pos
+	n, pos := scanRecords(c.data, int(r.pos), len(c.data), c.Offset, dst)
+	r.pos = int64(pos)
+	for n < len(dst) && !r.ChunkDone() {
+		// A record the fast path does not take, then the fast path again.
 		rec, err := r.ReadRecord()
 		if err != nil {
 			return n, err
 		}
 		dst[n] = rec
 		n++
-		pos = r.pos
+		k, pos := scanRecords(c.data, int(r.pos), len(c.data), c.Offset, dst[n:])
+		n += k
+		r.pos = int64(pos)
 	}
-	r.pos = pos
 	return n, nil
 }
 

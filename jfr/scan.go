@@ -139,16 +139,23 @@ func (s *RecordScanner) Scan(ra io.ReaderAt, span ChunkSpan, fn func([]Record)) 
 			}
 			wstart, wend = pos, pos+n
 		}
+		k, np := scanRecords(s.buf[:wend-wstart], int(pos-wstart), int(end-wstart), wstart, s.recs[len(s.recs):cap(s.recs)])
+		s.recs = s.recs[:len(s.recs)+k]
+		pos = wstart + int64(np)
+		if len(s.recs) == cap(s.recs) {
+			fn(s.recs)
+			s.recs = s.recs[:0]
+		}
+		if k > 0 || pos >= end || pos+2*leb128.MaxLen > wend && wend < end {
+			continue // progress, the end, or a header cut by the window
+		}
+		// A record the fast path does not take: decode it the slow way.
 		b := s.buf[pos-wstart : wend-wstart]
 		var size, typ uint64
-		var k, m int
-		if sz, n, t, tn, ok := fastRecordHeader(b); ok {
-			size, k, typ, m = uint64(sz), n, uint64(t), tn
-		} else {
-			size, k = leb128.Uvarint(b)
-			if k > 0 && size > uint64(k) {
-				typ, m = leb128.Uvarint(b[k:min(uint64(len(b)), size)])
-			}
+		var m int
+		size, k = leb128.Uvarint(b)
+		if k > 0 && size > uint64(k) {
+			typ, m = leb128.Uvarint(b[k:min(uint64(len(b)), size)])
 		}
 		switch {
 		case k == 0:
@@ -174,23 +181,33 @@ func (s *RecordScanner) Scan(ra io.ReaderAt, span ChunkSpan, fn func([]Record)) 
 	return nil
 }
 
-// fastRecordHeader decodes the common record headers: a size of up to four
-// bytes (the JVM pads large events' sizes to four) and a type id of one or
-// two bytes. ok is false for anything else, which callers decode the slow
-// way.
-func fastRecordHeader(b []byte) (size int64, n int, typ int64, m int, ok bool) {
-	if len(b) < 6 {
-		return 0, 0, 0, 0, false
-	}
-	size, n = int64(b[0]&0x7f), 1
-	for n < 4 && b[n-1] >= 0x80 {
-		size |= int64(b[n]&0x7f) << (7 * n)
+// scanRecords fills dst with the headers of the records at b[pos:] as long
+// as they take the fast path: a size of up to four bytes (the JVM pads
+// large events' sizes to four), a type id of one or two bytes, and the
+// record ending by limit, which may lie beyond b (a window scanner needs
+// only the headers). It returns how many it read and where it stopped: at a
+// record that needs the slow path, or at the end. base is the file offset
+// of b[0]. One call walks many records, which is what makes walking them
+// fast.
+func scanRecords(b []byte, pos, limit int, base int64, dst []Record) (int, int) {
+	n := 0
+	for n < len(dst) && pos < limit && len(b)-pos >= 6 {
+		h := b[pos : pos+6 : pos+6]
+		size, k := int(h[0]&0x7f), 1
+		for k < 4 && h[k-1] >= 0x80 {
+			size |= int(h[k]&0x7f) << (7 * k)
+			k++
+		}
+		typ, m := int64(h[k]), 1
+		if h[k] >= 0x80 {
+			typ, m = typ&0x7f|int64(h[k+1])<<7, 2
+		}
+		if h[k-1] >= 0x80 || h[k+m-1] >= 0x80 || size < k+m || size > limit-pos {
+			break
+		}
+		dst[n] = Record{TypeID: typ, Offset: base + int64(pos), Size: int64(size)}
 		n++
+		pos += size
 	}
-	typ, m = int64(b[n]), 1
-	if b[n] >= 0x80 {
-		typ, m = typ&0x7f|int64(b[n+1])<<7, 2
-	}
-	ok = b[n-1] < 0x80 && b[n+m-1] < 0x80 && size >= int64(n+m) && size <= int64(len(b))
-	return size, n, typ, m, ok
+	return n, pos
 }
