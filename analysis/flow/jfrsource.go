@@ -11,8 +11,13 @@ import (
 )
 
 // jfrSource reads the flow events of a flightrec recording. Events carry
-// the number of their span; a span is delivered when its span record
-// (flowspec.SpanEvent) arrives, so only the spans still open are held.
+// the number of their span; a span is delivered once its span record
+// (flowspec.SpanEvent) has been read and the chunk after the record's has
+// ended too: the recorder writes its per-P buffers one after the other, so
+// an event committed before the span record on another P may follow the
+// record in the file, in the same chunk or (when the flusher took that P's
+// buffer first) in the next one. Only the spans still open or closed in the
+// last two chunks are held.
 type jfrSource struct {
 	name     string
 	r        *jfr.Reader
@@ -27,12 +32,21 @@ type jfrSource struct {
 	ordinal  uint32
 	seq      uint32
 	ev       jfr.Event
-	cur      *jfrSpan // the span delivered last, recycled on the next call
+	held     bool       // s.ev is read but not processed yet
+	closed   []*jfrSpan // spans whose record was read, in record order
+	cur      *jfrSpan   // the span delivered last, recycled on the next call
 }
 
 type jfrSpan struct {
+	num    int64
 	buf    []byte
 	events []jfrEvent
+	// Set by the span record.
+	chunk     int // index of the record's chunk
+	nonCausal bool
+	in        [2]int   // offsets in buf
+	outs      [][2]int // offsets in buf
+	outField  bool     // the record has an outgoing array field
 }
 
 type jfrEvent struct {
@@ -101,7 +115,11 @@ func (s *jfrSource) Close() error      { return s.c.Close() }
 // field: the String wins when it is not null.
 func appendID(dst []byte, fields []jfr.Value, num, text int) []byte {
 	if text >= 0 && !fields[text].IsNull() {
-		return fields[text].AppendText(dst)
+		// An empty text is no ID: event.Define writes "" for an unset
+		// string field, not null.
+		if out := fields[text].AppendText(dst); len(out) > len(dst) {
+			return out
+		}
 	}
 	if num >= 0 {
 		if id := fields[num].Int(); id != 0 {
@@ -125,15 +143,25 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		s.cur = nil
 	}
 	for {
-		err := s.r.ReadEvent(&s.ev)
-		if errors.Is(err, io.EOF) {
-			// Spans never closed are lost work of the recorder; count them.
-			s.bad += len(s.open)
-			clear(s.open)
-			return io.EOF
+		if !s.held {
+			err := s.r.ReadEvent(&s.ev)
+			if errors.Is(err, io.EOF) {
+				if len(s.closed) > 0 {
+					return s.deliverClosed(sp)
+				}
+				// Spans never closed are lost work of the recorder; count them.
+				s.bad += len(s.open)
+				clear(s.open)
+				return io.EOF
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+		s.held = false
+		if len(s.closed) > 0 && s.ev.Chunk.Index >= s.closed[0].chunk+2 {
+			s.held = true
+			return s.deliverClosed(sp)
 		}
 		jc := s.class(s.ev.Type)
 		if jc == nil {
@@ -156,16 +184,22 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			if n := len(s.free); n > 0 {
 				js = s.free[n-1]
 				s.free = s.free[:n-1]
-				js.buf, js.events = js.buf[:0], js.events[:0]
+				js.buf, js.events, js.outs = js.buf[:0], js.events[:0], js.outs[:0]
 			} else {
 				js = &jfrSpan{}
 			}
+			js.num, js.chunk = num, -1
 			s.open[num] = js
 		}
 		if jc.isSpan {
-			delete(s.open, num)
-			s.cur = js
-			return s.deliver(js, f, jc, sp)
+			if js.chunk < 0 {
+				js.chunk = s.ev.Chunk.Index
+				s.closeSpan(js, f, jc)
+				s.closed = append(s.closed, js)
+			} else {
+				s.bad++ // a second record for the span
+			}
+			continue
 		}
 		h := &s.ev.Chunk.Header
 		ticks := s.ev.StartTicks()
@@ -201,31 +235,57 @@ func (s *jfrSource) next(sp *rawSpan) error {
 	}
 }
 
-// deliver fills sp from a span's buffered events and its span record.
-func (s *jfrSource) deliver(js *jfrSpan, f []jfr.Value, jc *jfrClass, sp *rawSpan) error {
-	sp.nonCausal = jc.nonCausal >= 0 && f[jc.nonCausal].Bool()
-	// The IDs of the header go after the events' text in the same buffer.
-	hdr := len(js.buf)
+// closeSpan keeps the header of a span record in the span's buffer.
+func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
+	js.nonCausal = jc.nonCausal >= 0 && f[jc.nonCausal].Bool()
+	start := len(js.buf)
 	js.buf = appendID(js.buf, f, jc.in, jc.inText)
-	inEnd := len(js.buf)
-	var outs [][2]int
+	js.in = [2]int{start, len(js.buf)}
 	if jc.out >= 0 && f[jc.out].Kind() == jfr.KindArray {
+		js.outField = true
 		for _, v := range f[jc.out].Elems() {
 			if v.Int() != 0 {
 				start := len(js.buf)
 				js.buf = AppendCompactID(js.buf, v.Int())
-				outs = append(outs, [2]int{start, len(js.buf)})
+				js.outs = append(js.outs, [2]int{start, len(js.buf)})
 			}
 		}
 	}
 	if jc.outTxt >= 0 && f[jc.outTxt].Kind() == jfr.KindArray {
+		js.outField = true
 		for _, v := range f[jc.outTxt].Elems() {
 			if !v.IsNull() {
 				start := len(js.buf)
 				js.buf = v.AppendText(js.buf)
-				outs = append(outs, [2]int{start, len(js.buf)})
+				js.outs = append(js.outs, [2]int{start, len(js.buf)})
 			}
 		}
+	}
+}
+
+// deliverClosed delivers the oldest closed span.
+func (s *jfrSource) deliverClosed(sp *rawSpan) error {
+	js := s.closed[0]
+	s.closed = s.closed[1:]
+	delete(s.open, js.num)
+	s.cur = js
+	return s.deliver(js, sp)
+}
+
+// deliver fills sp from a span's buffered events and its span record. A
+// record without outgoing array fields (the event package writes no
+// arrays) lists the messages its span's send events name.
+func (s *jfrSource) deliver(js *jfrSpan, sp *rawSpan) error {
+	sp.nonCausal = js.nonCausal
+	hdr, inEnd := js.in[0], js.in[1]
+	outs := js.outs
+	if !js.outField {
+		for _, e := range js.events {
+			if (e.kind == flowspec.SendStarted || e.kind == flowspec.SendWritten || e.kind == flowspec.NonCausalSend) && e.msg[1] > e.msg[0] {
+				outs = append(outs, e.msg)
+			}
+		}
+		js.outs = outs
 	}
 	b := js.buf
 	sp.in = nil
