@@ -43,21 +43,35 @@ var (
 
 var demoCmd = &cli.Command{
 	Name:      "demo",
-	UsageLine: "demo [--duration D] [--out FILE]",
+	UsageLine: "demo [--duration D] [--out FILE] [--cluster [--requests N]]",
 	Short:     "record a built-in instrumented workload to demo.jfr",
 	Long: `
 Demo runs a small instrumented Go workload (goroutines serving HTTP-like
 requests that allocate and contend for a lock, with custom events
 demo.HTTPRequest and demo.LockWait) under the event recorder with the
 "profile" settings, writes the recording to demo.jfr in the working
-directory, and prints its summary and how to open it.`,
+directory, and prints its summary and how to open it.
+
+With --cluster it then also runs a 3-node cluster on loopback TCP, one
+process per node with message-flow tracing (package flow): requests,
+fan-outs to all nodes, injected loss and retransmission. It writes
+node-A.jfr, node-B.jfr and node-C.jfr, merges them and prints a few traces
+and the statistics of flightrec flow.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Duration("duration", 3*time.Second, "how long the workload runs")
 		fs.String("out", "demo.jfr", "the recording `file`")
+		fs.Bool("cluster", false, "also run the 3-node message-flow cluster")
+		fs.Int("requests", 20, "requests each cluster node sends")
+		fs.Int("node", -1, "internal: run cluster node `i`")
+		fs.String("peers", "", "internal: the cluster's addresses")
 	},
 	Run: func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 		if len(args) != 0 {
 			return cli.Usagef("unexpected arguments %q", args)
+		}
+		requests := fs.Lookup("requests").Value.(flag.Getter).Get().(int)
+		if i := fs.Lookup("node").Value.(flag.Getter).Get().(int); i >= 0 {
+			return runClusterNode(ctx, env, i, strings.Split(fs.Lookup("peers").Value.String(), ","), requests)
 		}
 		d := fs.Lookup("duration").Value.(flag.Getter).Get().(time.Duration)
 		o := fs.Lookup("out").Value.String()
@@ -89,6 +103,10 @@ Open it with:
   jfr print --events demo.HTTPRequest %[1]s
   jmc, File > Open File... %[2]s       (JDK Mission Control: Method Profiling, Memory, GC pages)
 `, *out, abs)
+		if fs.Lookup("cluster").Value.(flag.Getter).Get().(bool) {
+			fmt.Fprintln(env.Stdout)
+			return runCluster(ctx, env, requests)
+		}
 		return nil
 	},
 }
