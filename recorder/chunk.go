@@ -17,7 +17,7 @@ var rawTypeNames = []string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRe
 
 type chunkInput struct {
 	start, end int64
-	bufs       []*batch.Buffer
+	recs       *gathered
 	recordings []*Recording
 	settings   map[string]resolved
 	samples    []cpuSample
@@ -303,24 +303,22 @@ func (cb *chunkBuilder) build(out io.Writer, in chunkInput) error {
 	p.add(spec.FrameType, 2, jfr.StringValue(spec.FrameTypes[2]))
 	threads := map[uint64]bool{}
 	stacks := map[uint64]bool{}
-	for _, b := range in.bufs {
-		if err := w.WriteRecords(b.Data); err != nil {
-			return err
+	if err := w.WriteRecords(in.recs.data); err != nil {
+		return err
+	}
+	for _, g := range in.recs.threads {
+		if !threads[g] {
+			threads[g] = true
+			p.thread(g)
 		}
-		for _, g := range b.Threads {
-			if !threads[g] {
-				threads[g] = true
-				p.thread(g)
-			}
+	}
+	for i := 0; i < len(in.recs.stacks); {
+		key, n := uint64(in.recs.stacks[i]), int(in.recs.stacks[i+1])
+		if !stacks[key] {
+			stacks[key] = true
+			cb.stack(p, key, in.recs.stacks[i+2:i+2+n])
 		}
-		for i := 0; i < len(b.Stacks); {
-			key, n := uint64(b.Stacks[i]), int(b.Stacks[i+1])
-			if !stacks[key] {
-				stacks[key] = true
-				cb.stack(p, key, b.Stacks[i+2:i+2+n])
-			}
-			i += 2 + n
-		}
+		i += 2 + n
 	}
 	at := func(name string) bool { _, ok := in.settings[name]; return ok }
 	ev := func(name string, vals ...jfr.Value) {

@@ -55,7 +55,7 @@ func (ss *session) add(r *Recording) {
 		batch.Activate(ss.s)
 		batch.OnRegister(func(d *batch.Desc) { ss.applyTo(d, ss.merged()) })
 		ss.runtime = startRuntimeEvents(ss)
-		go ss.flusher(ss.s, ss.stop, ss.done)
+		go ss.flusher(ss.s, ss.chunk, ss.stop, ss.done)
 	}
 	ss.mu.Unlock()
 	ss.applySettings()
@@ -168,52 +168,141 @@ func (ss *session) flushNow() {
 	}
 }
 
-// flusher collects full buffers and cuts a chunk every maxChunkAge, when
-// the buffered events reach maxChunkSize, on request, and when stopped.
-func (ss *session) flusher(s *batch.Session, stop, done chan struct{}) {
+// flusher gathers the records of full buffers into the chunk being built
+// (copying them out, so each buffer is recycled as soon as it arrives and
+// emitters keep finding empty ones) and cuts a chunk every maxChunkAge,
+// when the gathered records reach maxChunkSize, on request, and when
+// stopped. A cut chunk is encoded and delivered by chunkWriter, so the
+// flusher goes on draining buffers meanwhile.
+func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}) {
 	defer close(done)
 	age, size := ss.chunkLimits()
 	tick := time.NewTicker(age)
 	defer tick.Stop()
-	var held []*batch.Buffer
-	var heldBytes int64
-	cut := func() {
-		s.Collect()
+	// Two gatherings alternate: one filling here, one being written.
+	spare := make(chan *gathered, 1)
+	spare <- newGathered()
+	jobs := make(chan chunkJob, 1)
+	written := make(chan struct{})
+	go ss.chunkWriter(cb, jobs, spare, written)
+	cur := newGathered()
+	drain := func() {
 		for {
 			select {
 			case b := <-s.Full:
-				held = append(held, b)
+				cur.add(b)
+				s.Recycle(b)
 				continue
 			default:
 			}
-			break
+			return
 		}
-		ss.writeChunk(held)
-		for _, b := range held {
-			s.Recycle(b)
-		}
-		held, heldBytes = held[:0], 0
+	}
+	cut := func(ack chan struct{}) {
+		s.Collect()
+		drain()
+		jobs <- ss.prepareChunk(s, cur, ack)
+		// Take the other gathering back: this waits only while the
+		// previous chunk is still being written.
+		cur = <-spare
 		age, size = ss.chunkLimits()
 		tick.Reset(age)
 	}
+	defer func() {
+		close(jobs)
+		<-written
+	}()
 	for {
 		select {
 		case b := <-s.Full:
-			held = append(held, b)
-			heldBytes += int64(len(b.Data))
-			// Cut early when the chunk is big or half the buffers wait
-			// here, so emitters keep finding empty ones.
-			if heldBytes >= size || len(held) >= len(s.Slots)*buffersPerSlot/2 {
-				cut()
+			cur.add(b)
+			s.Recycle(b)
+			if int64(len(cur.data)) >= size {
+				cut(nil)
 			}
 		case <-tick.C:
-			cut()
+			cut(nil)
 		case ack := <-ss.flushReq:
-			cut()
-			close(ack)
+			cut(ack)
 		case <-stop:
-			cut()
+			cut(nil)
 			return
+		}
+	}
+}
+
+// gathered holds the records of the buffers received for one chunk and
+// the goroutines and stack traces they refer to, each once.
+type gathered struct {
+	data    []byte
+	threads []uint64
+	// stacks is key, depth, pcs..., key, depth, pcs...
+	stacks    []uintptr
+	seenGs    map[uint64]struct{}
+	seenStack map[uint64]struct{}
+}
+
+func newGathered() *gathered {
+	return &gathered{seenGs: map[uint64]struct{}{}, seenStack: map[uint64]struct{}{}}
+}
+
+// add copies b's records and references.
+func (g *gathered) add(b *batch.Buffer) {
+	g.data = append(g.data, b.Data...)
+	for _, id := range b.Threads {
+		if _, ok := g.seenGs[id]; !ok {
+			g.seenGs[id] = struct{}{}
+			g.threads = append(g.threads, id)
+		}
+	}
+	for i := 0; i < len(b.Stacks); {
+		key, n := uint64(b.Stacks[i]), int(b.Stacks[i+1])
+		if _, ok := g.seenStack[key]; !ok {
+			g.seenStack[key] = struct{}{}
+			g.stacks = append(g.stacks, b.Stacks[i:i+2+n]...)
+		}
+		i += 2 + n
+	}
+}
+
+// maxKeptData caps the buffers kept from one chunk to the next.
+const maxKeptData = 32 << 20
+
+func (g *gathered) reset() {
+	if cap(g.data) > maxKeptData {
+		g.data = nil
+	}
+	g.data = g.data[:0]
+	g.threads = g.threads[:0]
+	g.stacks = g.stacks[:0]
+	clear(g.seenGs)
+	clear(g.seenStack)
+}
+
+// chunkJob is a cut chunk waiting to be encoded and delivered.
+type chunkJob struct {
+	in  chunkInput
+	ack chan struct{} // closed once delivered, if not nil
+}
+
+// chunkWriter encodes and delivers cut chunks in order, handing each
+// gathering back through spare once written.
+func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare chan<- *gathered, written chan<- struct{}) {
+	defer close(written)
+	// One output buffer serves every chunk: growing a fresh one to the
+	// chunk's size costs more than encoding it.
+	var out bytes.Buffer
+	for j := range jobs {
+		out.Reset()
+		out.Grow(len(j.in.recs.data) + 64<<10)
+		ss.writeChunk(cb, &out, j.in)
+		if out.Cap() > maxKeptData {
+			out = bytes.Buffer{}
+		}
+		j.in.recs.reset()
+		spare <- j.in.recs
+		if j.ack != nil {
+			close(j.ack)
 		}
 	}
 }
@@ -229,12 +318,12 @@ func (ss *session) chunkLimits() (time.Duration, int64) {
 	return age, size
 }
 
-// writeChunk writes the held buffers and the recorder's own events as one
-// chunk and delivers it to every recording.
-func (ss *session) writeChunk(bufs []*batch.Buffer) {
+// prepareChunk ends the current chunk now: it takes what the chunk holds
+// besides the gathered records (recordings, settings, CPU samples).
+func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struct{}) chunkJob {
 	end := clock.Now()
 	ss.mu.Lock()
-	recs := slices.Clone(ss.recordings)
+	recordings := slices.Clone(ss.recordings)
 	start := ss.chunkStart
 	ss.chunkStart = end
 	merged := ss.merged()
@@ -243,13 +332,18 @@ func (ss *session) writeChunk(bufs []*batch.Buffer) {
 	if ss.runtime != nil {
 		samples = ss.runtime.takeSamples()
 	}
-	var out bytes.Buffer
-	err := ss.chunk.build(&out, chunkInput{
-		start: start, end: end, bufs: bufs, recordings: recs, settings: merged,
-		samples: samples, dropped: ss.s,
-	})
+	return chunkJob{in: chunkInput{
+		start: start, end: end, recs: recs, recordings: recordings, settings: merged,
+		samples: samples, dropped: s,
+	}, ack: ack}
+}
+
+// writeChunk writes the gathered records and the recorder's own events as
+// one chunk and delivers it to every recording.
+func (ss *session) writeChunk(cb *chunkBuilder, out *bytes.Buffer, in chunkInput) {
+	err := cb.build(out, in)
 	if err != nil {
-		for _, r := range recs {
+		for _, r := range in.recordings {
 			r.mu.Lock()
 			if r.err == nil {
 				r.err = err
@@ -258,8 +352,9 @@ func (ss *session) writeChunk(bufs []*batch.Buffer) {
 		}
 		return
 	}
+	end := in.end
 	wall := time.Unix(0, ss.anchor.UnixNanos+int64(float64(end-ss.anchor.Ticks)*1e9/float64(ss.tps)))
-	for _, r := range recs {
+	for _, r := range in.recordings {
 		r.deliver(out.Bytes(), wall)
 	}
 }
