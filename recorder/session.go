@@ -17,6 +17,16 @@ import (
 // fill before the flusher catches up; past that, events are dropped.
 const buffersPerSlot = 8
 
+// minBuffers is the fewest buffers a session has however few Ps there are:
+// 10 MiB, JFR's default memory size. One goroutine emitting in a tight loop
+// fills about 300 MB/s, and on 2 cores the flusher may wait a scheduler
+// time slice (10 ms) or more while the emitter and the chunk writer (or
+// the GC, or another process) hold both; 2 x 9 buffers lasted 7 ms and
+// most events were dropped.
+const minBuffers = 80
+
+func perSlot(nslots int) int { return max(buffersPerSlot, (minBuffers+nslots-1)/nslots-1) }
+
 // session is the process-wide state shared by all running recordings.
 type session struct {
 	mu         sync.Mutex
@@ -46,7 +56,7 @@ func (ss *session) add(r *Recording) {
 			ss.tps = clock.TicksPerSecond()
 			ss.anchor = clock.NewAnchor()
 		}
-		ss.s = batch.NewSession(pin.Shards(), buffersPerSlot)
+		ss.s = batch.NewSession(pin.Shards(), perSlot(pin.Shards()))
 		ss.chunkStart = clock.Now()
 		ss.chunk = newChunkBuilder(ss)
 		ss.stop = make(chan struct{})
