@@ -43,7 +43,7 @@ var (
 
 var demoCmd = &cli.Command{
 	Name:      "demo",
-	UsageLine: "demo [--duration D] [--out FILE] [--cluster [--requests N]]",
+	UsageLine: "demo [--duration D] [--out FILE] [--cluster=false] [--requests N]",
 	Short:     "record a built-in instrumented workload to demo.jfr",
 	Long: `
 Demo runs a small instrumented Go workload (goroutines serving HTTP-like
@@ -52,15 +52,15 @@ demo.HTTPRequest and demo.LockWait) under the event recorder with the
 "profile" settings, writes the recording to demo.jfr in the working
 directory, and prints its summary and how to open it.
 
-With --cluster it then also runs a 3-node cluster on loopback TCP, one
-process per node with message-flow tracing (package flow): requests,
-fan-outs to all nodes, injected loss and retransmission. It writes
-node-A.jfr, node-B.jfr and node-C.jfr, merges them and prints a few traces
-and the statistics of flightrec flow.`,
+It then runs a 3-node cluster on loopback TCP, one process per node with
+message-flow tracing (package flow): requests handed to worker pools,
+responses, fan-outs to all nodes, injected loss and retransmission. It
+writes node-A.jfr, node-B.jfr and node-C.jfr, merges them and prints a few
+traces and the statistics of flightrec flow. --cluster=false skips it.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Duration("duration", 3*time.Second, "how long the workload runs")
 		fs.String("out", "demo.jfr", "the recording `file`")
-		fs.Bool("cluster", false, "also run the 3-node message-flow cluster")
+		fs.Bool("cluster", true, "also run the 3-node message-flow cluster")
 		fs.Int("requests", 20, "requests each cluster node sends")
 		fs.Int("node", -1, "internal: run cluster node `i`")
 		fs.String("peers", "", "internal: the cluster's addresses")
