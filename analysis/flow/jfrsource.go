@@ -293,23 +293,10 @@ func (s *jfrSource) deliver(js *jfrSpan, sp *rawSpan) error {
 		sp.in = b[hdr:inEnd]
 	}
 	sp.out = sp.out[:0]
-outer:
 	for _, o := range outs {
-		id := b[o[0]:o[1]]
-		for _, p := range sp.out {
-			if string(p) == string(id) {
-				continue outer
-			}
-		}
-		sp.out = append(sp.out, id)
+		sp.addOutgoing(b[o[0]:o[1]])
 	}
-	s.seq++
-	sp.seq = s.seq
-	sp.ordinal = 0
-	if !sp.nonCausal {
-		s.ordinal++
-		sp.ordinal = s.ordinal
-	}
+	sp.number(&s.seq, &s.ordinal)
 	sp.events = sp.events[:0]
 	sp.lastWall = 0
 	for i, e := range js.events {

@@ -227,26 +227,14 @@ func (s *textSource) next(sp *rawSpan) error {
 	}
 	sp.out = sp.out[:0]
 	if len(f) > 2 {
-	outer:
 		for _, id := range f[2:] {
 			if len(id) == 0 || string(id) == "null" {
 				continue
 			}
-			for _, o := range sp.out {
-				if bytes.Equal(o, id) {
-					continue outer // outgoing IDs are a set
-				}
-			}
-			sp.out = append(sp.out, id)
+			sp.addOutgoing(id)
 		}
 	}
-	s.seq++
-	sp.seq = s.seq
-	sp.ordinal = 0
-	if !sp.nonCausal {
-		s.ordinal++
-		sp.ordinal = s.ordinal
-	}
+	sp.number(&s.seq, &s.ordinal)
 	// The header's fields point into s.buf; event texts go to a second
 	// buffer so that growing it cannot move them.
 	sp.events = sp.events[:0]
@@ -362,4 +350,27 @@ func parseInt(b []byte) (int64, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// addOutgoing adds id to the span's outgoing IDs, which are a set.
+func (sp *rawSpan) addOutgoing(id []byte) {
+	for _, o := range sp.out {
+		if bytes.Equal(o, id) {
+			return
+		}
+	}
+	sp.out = append(sp.out, id)
+}
+
+// number gives the span the next sequence number of its input (seq counts
+// all spans) and, if it is causal, the next ordinal (which counts the
+// causal ones); a non-causal span's ordinal is 0.
+func (sp *rawSpan) number(seq, ordinal *uint32) {
+	*seq++
+	sp.seq = *seq
+	sp.ordinal = 0
+	if !sp.nonCausal {
+		*ordinal++
+		sp.ordinal = *ordinal
+	}
 }
