@@ -19,7 +19,7 @@ type Stats struct {
 	tags map[string]*tagStats
 	// directed node pair -> matched transmission/receipt pairs, over all
 	// messages (every tag): the latency of a pair needs both directions.
-	pairs       map[[2]string]*meanAcc
+	pairs       map[[2]string]*acc
 	notSent     int
 	notReceived int
 
@@ -36,13 +36,13 @@ type Stats struct {
 // NewStats returns empty statistics.
 func NewStats() *Stats {
 	return &Stats{
-		tags: make(map[string]*tagStats), pairs: make(map[[2]string]*meanAcc),
+		tags: make(map[string]*tagStats), pairs: make(map[[2]string]*acc),
 		traceTags: make(map[string]*traceTagStats), interceptors: make(map[string]map[string]*acc),
 	}
 }
 
 type tagStats struct {
-	handle map[string]*meanAcc        // receiving node -> incoming-to-handle delay
+	handle map[string]*acc            // receiving node -> incoming-to-handle delay
 	routes map[[2]string]*RouteCounts // sender, receiver
 }
 
@@ -84,19 +84,6 @@ func (a *acc) add(v float64) {
 }
 
 func (a *acc) avg() float64 {
-	if a.n == 0 {
-		return math.NaN()
-	}
-	return a.sum / float64(a.n)
-}
-
-type meanAcc struct {
-	n   int
-	sum float64
-}
-
-func (a *meanAcc) add(v float64) { a.n++; a.sum += v }
-func (a *meanAcc) avg() float64 {
 	if a.n == 0 {
 		return math.NaN()
 	}
@@ -269,7 +256,7 @@ func (s *Stats) addMessages(t *Trace) {
 					if rec.handle != nil && rec.ev != rec.handle {
 						h := ts.handle[to]
 						if h == nil {
-							h = &meanAcc{}
+							h = &acc{}
 							ts.handle[to] = h
 						}
 						h.add(float64(rec.handle.Nano - rec.ev.Nano))
@@ -280,10 +267,10 @@ func (s *Stats) addMessages(t *Trace) {
 	}
 }
 
-func (s *Stats) pair(from, to string) *meanAcc {
+func (s *Stats) pair(from, to string) *acc {
 	p := s.pairs[[2]string{from, to}]
 	if p == nil {
-		p = &meanAcc{}
+		p = &acc{}
 		s.pairs[[2]string{from, to}] = p
 	}
 	return p
@@ -292,7 +279,7 @@ func (s *Stats) pair(from, to string) *meanAcc {
 func (s *Stats) tag(name string) *tagStats {
 	ts := s.tags[name]
 	if ts == nil {
-		ts = &tagStats{handle: make(map[string]*meanAcc), routes: make(map[[2]string]*RouteCounts)}
+		ts = &tagStats{handle: make(map[string]*acc), routes: make(map[[2]string]*RouteCounts)}
 		s.tags[name] = ts
 	}
 	return ts
