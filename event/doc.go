@@ -30,8 +30,9 @@
 // (java.lang.String), and Goroutine (a java.lang.Thread reference). The
 // struct tags are: jfr (the field name, default the Go name with a lower
 // case first letter; "-" skips the field), label, description and content,
-// one of bytes, bits, ns, us, ms, s (timespans), timestamp (ns since the
-// Unix epoch), epochms, percentage, frequency, address, unsigned.
+// one of bytes, bits, ns, us, ms, s (timespans), epochms (a timestamp in
+// ms since the Unix epoch, the only wall-clock unit jfr reads), percentage,
+// frequency, address, unsigned.
 //
 // # Emitting
 //

@@ -128,7 +128,7 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 
 var validContent = map[string]bool{
 	"bytes": true, "bits": true, "ns": true, "us": true, "ms": true, "s": true,
-	"timestamp": true, "epochms": true, "percentage": true, "frequency": true,
+	"epochms": true, "percentage": true, "frequency": true,
 	"address": true, "unsigned": true,
 }
 

@@ -57,10 +57,17 @@ func TestDefineRejects(t *testing.T) {
 		Instant
 		M map[string]int
 	}
+	// jfr reads timestamps only as ticks or ms since the epoch: an ns
+	// timestamp would print as a date thousands of years away.
+	type nsTimestamp struct {
+		Instant
+		At int64 `content:"timestamp"`
+	}
 	for name, f := range map[string]func(){
-		"no header": func() { Define[noHeader](Info{Name: "test.NoHeader"}) },
-		"bad field": func() { Define[badField](Info{Name: "test.BadField"}) },
-		"duplicate": func() { Define[allocEv](Info{Name: "test.Alloc"}) },
+		"no header":    func() { Define[noHeader](Info{Name: "test.NoHeader"}) },
+		"bad field":    func() { Define[badField](Info{Name: "test.BadField"}) },
+		"ns timestamp": func() { Define[nsTimestamp](Info{Name: "test.NsTimestamp"}) },
+		"duplicate":    func() { Define[allocEv](Info{Name: "test.Alloc"}) },
 	} {
 		func() {
 			defer func() {

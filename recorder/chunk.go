@@ -71,7 +71,7 @@ func contentType(c string) jfr.ContentType {
 		return jfr.ContentTimespan(spec.UnitMilliseconds)
 	case "s":
 		return jfr.ContentTimespan(spec.UnitSeconds)
-	case "timestamp", "epochms":
+	case "epochms":
 		return jfr.ContentTimestamp(spec.UnitMillisecondsSinceEpoch)
 	case "percentage":
 		return jfr.ContentPercentage()

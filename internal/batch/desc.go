@@ -30,7 +30,7 @@ type Field struct {
 	Name        string
 	Label       string
 	Description string
-	Content     string // content type: "bytes", "ns", "timestamp", ... ("" for none)
+	Content     string // content type: "bytes", "ns", "epochms", ... ("" for none)
 	Kind        Kind
 	Offset      uintptr // in the event struct
 }
