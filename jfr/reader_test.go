@@ -25,26 +25,14 @@ func TestReadJDKRecordings(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			data := openTestdata(t, c.file)
-			r := NewReader(bytesReader(data), nil)
-			var ev Event
 			events := 0
-			for {
-				err := r.ReadEvent(&ev)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				events++
+			if got := readEvents(t, data, func(*Event) { events++ }); got != c.chunks {
+				t.Errorf("chunks = %d, want %d", got, c.chunks)
 			}
 			if events != c.events {
 				t.Errorf("events = %d, want %d", events, c.events)
 			}
-			if got := r.Chunk().Index + 1; got != c.chunks {
-				t.Errorf("chunks = %d, want %d", got, c.chunks)
-			}
-			r = NewReader(bytesReader(data), nil)
+			r := NewReader(bytesReader(data), nil)
 			records := 0
 			for {
 				_, err := r.ReadRecord()

@@ -13,26 +13,17 @@ import (
 // the original chunk headers.
 func rewrite(t testing.TB, data []byte) []byte {
 	t.Helper()
-	r := NewReader(bytes.NewReader(data), nil)
 	var (
 		out    bytes.Buffer
 		w      *Writer
 		cur    *Chunk
-		ev     Event
 		nconst int
 	)
 	endTicks := func(c *Chunk) int64 {
 		h := &c.Header
 		return h.StartTicks + h.DurationNanos/1e3*h.TicksPerSecond/1e6
 	}
-	for {
-		err := r.ReadEvent(&ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	readEvents(t, data, func(ev *Event) {
 		if ev.Chunk != cur {
 			h := &ev.Chunk.Header
 			if w == nil {
@@ -51,7 +42,7 @@ func rewrite(t testing.TB, data []byte) []byte {
 			}
 		}
 		must(t, w.WriteEvent(ev.Type, ev.Fields))
-	}
+	})
 	must(t, w.EndChunk(endTicks(cur)))
 	must(t, w.Close())
 	t.Logf("rewrote %d chunks, %d constants: %d bytes -> %d bytes", cur.Index+1, nconst, len(data), out.Len())
