@@ -12,6 +12,7 @@ import (
 
 	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/internal/spec"
+	"github.com/flightrec/flightrec/internal/testrec"
 )
 
 // bigString returns the content of string-pool entry key: 4 KiB, unique
@@ -108,6 +109,6 @@ func TestWriterBigCheckpoint(t *testing.T) {
 	}
 
 	if _, err := exec.LookPath("jfr"); err == nil {
-		t.Logf("%s", runJFR(t, "summary", path))
+		t.Logf("%s", testrec.RunJFR(t, "summary", path))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/flightrec/flightrec/internal/spec"
@@ -233,38 +232,6 @@ func nullKind(v Value) Kind {
 	default:
 		return k
 	}
-}
-
-// jfrTool returns the path of the JDK's jfr tool, skipping the test if it
-// is not installed.
-func jfrTool(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("jfr")
-	if err != nil {
-		t.Skip("jfr (OpenJDK) not on PATH")
-	}
-	return p
-}
-
-// runJFR runs `jfr args...` and returns its standard output, failing the
-// test unless it exits 0.
-func runJFR(t testing.TB, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command(jfrTool(t), args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jfr %v: %v\n%s\n%s", args, err, stderr.Bytes(), firstBytes(out, 2000))
-	}
-	return out
-}
-
-func firstBytes(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
 }
 
 // writeTemp writes data to a file in t.TempDir and returns its path.

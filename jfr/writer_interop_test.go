@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flightrec/flightrec/internal/spec"
+	"github.com/flightrec/flightrec/internal/testrec"
 )
 
 // interopTypes declares event types using every field type and every
@@ -135,7 +136,7 @@ func interopEvents(t testing.TB, w *Writer, chunk int, written map[string][]Valu
 // in several chunks, accepted by OpenJDK's jfr tool, which shows the values
 // written.
 func TestJFRToolInterop(t *testing.T) {
-	jfrTool(t)
+	testrec.JFR(t)
 	md := interopTypes(t)
 	var buf bytes.Buffer
 	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks})
@@ -152,14 +153,14 @@ func TestJFRToolInterop(t *testing.T) {
 	must(t, w.Close())
 	path := writeTemp(t, "interop.jfr", buf.Bytes())
 
-	summary := string(runJFR(t, "summary", path))
+	summary := string(testrec.RunJFR(t, "summary", path))
 	if !strings.Contains(summary, fmt.Sprintf("Chunks: %d", chunks)) || !strings.Contains(summary, "go.interop.AllTypes") {
 		t.Errorf("jfr summary:\n%s", summary)
 	}
-	if meta := string(runJFR(t, "metadata", path)); !strings.Contains(meta, "class AllTypes") && !strings.Contains(meta, "go.interop.AllTypes") {
+	if meta := string(testrec.RunJFR(t, "metadata", path)); !strings.Contains(meta, "class AllTypes") && !strings.Contains(meta, "go.interop.AllTypes") {
 		t.Errorf("jfr metadata lacks the event type:\n%s", meta)
 	}
-	printed := runJFR(t, "print", "--json", path)
+	printed := testrec.RunJFR(t, "print", "--json", path)
 
 	var doc struct {
 		Recording struct {

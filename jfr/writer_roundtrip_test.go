@@ -6,6 +6,8 @@ import (
 	"io"
 	"os/exec"
 	"testing"
+
+	"github.com/flightrec/flightrec/internal/testrec"
 )
 
 // rewrite reads a recording and writes it again with the Writer: the same
@@ -147,7 +149,7 @@ func TestRoundTripJDKRecordings(t *testing.T) {
 			out := rewrite(t, data)
 			compareRecordings(t, data, out)
 			if _, err := exec.LookPath("jfr"); err == nil {
-				runJFR(t, "summary", writeTemp(t, "rewritten.jfr", out))
+				testrec.RunJFR(t, "summary", writeTemp(t, "rewritten.jfr", out))
 			}
 		})
 	}

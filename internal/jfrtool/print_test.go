@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -57,27 +56,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(tmpDir)
 	}
 	os.Exit(code)
-}
-
-func jfrTool(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("jfr")
-	if err != nil {
-		t.Skip("jfr not on PATH")
-	}
-	return p
-}
-
-func runJFR(t *testing.T, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command(jfrTool(t), args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jfr %v: %v\n%s", args, err, stderr.Bytes())
-	}
-	return out
 }
 
 func printFile(t *testing.T, path string, f Format, opts PrintOptions) []byte {
@@ -169,7 +147,7 @@ func (c goldenCase) args() []string {
 }
 
 func TestPrintGolden(t *testing.T) {
-	jfrTool(t)
+	testrec.JFR(t)
 	var cases []goldenCase
 	for _, f := range []string{"jdk17-alltypes.jfr", "jdk25-alltypes.jfr"} {
 		for _, j := range []bool{false, true} {
@@ -198,14 +176,14 @@ func TestPrintGolden(t *testing.T) {
 				format = FormatJSON
 			}
 			got := printFile(t, path, format, c.opts)
-			want := runJFR(t, append(append([]string{"print"}, c.args()...), path)...)
+			want := testrec.RunJFR(t, append(append([]string{"print"}, c.args()...), path)...)
 			sameOutput(t, name, want, got)
 		})
 	}
 }
 
 func TestMetadataGolden(t *testing.T) {
-	jfrTool(t)
+	testrec.JFR(t)
 	for _, c := range []struct{ file, events string }{
 		{"jdk17-alltypes.jfr", ""},
 		{"jdk25-alltypes.jfr", ""},
@@ -219,7 +197,7 @@ func TestMetadataGolden(t *testing.T) {
 			if c.events != "" {
 				args = append(args, "--events", c.events)
 			}
-			want := runJFR(t, append(args, path)...)
+			want := testrec.RunJFR(t, append(args, path)...)
 			fh, err := os.Open(path)
 			if err != nil {
 				t.Fatal(err)

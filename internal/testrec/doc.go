@@ -1,4 +1,5 @@
 // Package testrec gives tests of every package the recordings kept,
 // gzip-compressed, in jfr/testdata: JDK 17 and 25 recordings made by
-// testdata/java and ../shared/recordings.
+// testdata/java and ../shared/recordings; and the OpenJDK jfr tool that
+// interoperability tests compare with.
 package testrec

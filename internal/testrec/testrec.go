@@ -1,9 +1,11 @@
 package testrec
 
 import (
+	"bytes"
 	"compress/gzip"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -33,4 +35,32 @@ func Bytes(t testing.TB, name string) []byte {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return b
+}
+
+// JFR returns the path of OpenJDK's jfr tool, skipping the test when it is
+// not installed (CI installs it).
+func JFR(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("jfr")
+	if err != nil {
+		t.Skip("jfr (OpenJDK) not on PATH")
+	}
+	return p
+}
+
+// RunJFR runs `jfr args...` and returns its standard output, failing the
+// test unless it exits 0.
+func RunJFR(t testing.TB, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(JFR(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if len(out) > 2000 {
+			out = out[:2000]
+		}
+		t.Fatalf("jfr %v: %v\n%s\n%s", args, err, stderr.Bytes(), out)
+	}
+	return out
 }
