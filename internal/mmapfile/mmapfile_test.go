@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-func TestOpen(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "f")
-	want := []byte("FLR\x00 some bytes")
-	if err := os.WriteFile(name, want, 0o644); err != nil {
+// mapTemp writes data to a new file and maps it, skipping the test where
+// files cannot be mapped. It returns the mapping and the file's path.
+func mapTemp(t *testing.T, data []byte) (*File, string) {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(name, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m, err := Open(name)
@@ -22,6 +23,13 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, name
+}
+
+func TestOpen(t *testing.T) {
+	want := []byte("FLR\x00 some bytes")
+	m, name := mapTemp(t, want)
+	dir := filepath.Dir(name)
 	if string(m.Data) != string(want) {
 		t.Errorf("Data = %q, want %q", m.Data, want)
 	}
@@ -49,17 +57,7 @@ func TestOpen(t *testing.T) {
 // A file truncated while mapped faults on access; Guard turns the fault
 // into an error instead of a crash.
 func TestGuardTruncated(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(name, make([]byte, 1<<16), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Open(name)
-	if errors.Is(err, ErrNotSupported) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, name := mapTemp(t, make([]byte, 1<<16))
 	defer m.Close()
 	if err := os.Truncate(name, 0); err != nil {
 		t.Fatal(err)
@@ -80,21 +78,11 @@ func TestGuardTruncated(t *testing.T) {
 // Populate and Release keep the contents readable: released pages are
 // mapped again from the page cache on the next read.
 func TestPopulateRelease(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "f")
 	want := make([]byte, 5*os.Getpagesize()+123)
 	for i := range want {
 		want[i] = byte(i * 7)
 	}
-	if err := os.WriteFile(name, want, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Open(name)
-	if errors.Is(err, ErrNotSupported) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, _ := mapTemp(t, want)
 	defer m.Close()
 	m.Populate(100, 3*int64(os.Getpagesize()))
 	m.Release(0, int64(len(want)))
