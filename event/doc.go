@@ -36,9 +36,10 @@
 //
 // # Emitting
 //
-//	ev := httpRequest.Begin() // the zero value when the type is disabled
+//	var ev HTTPRequest
+//	httpRequest.Begin(&ev)   // a no-op when the type is disabled
 //	... the work ...
-//	if ev.ShouldCommit() {     // false when disabled or below the threshold
+//	if ev.ShouldCommit() {   // false when disabled or below the threshold
 //		ev.Path, ev.Status, ev.Bytes = p, 200, n
 //	}
 //	ev.Commit()
@@ -57,9 +58,14 @@
 // interfaces. That costs a few nanoseconds over generated per-type code
 // but needs no generator, no go:generate step and no generated files to
 // keep in sync; builders (ev.Str("path", p)) would lose compile-time field
-// checking. Begin returns the struct by value and Commit passes it down by
-// pointer to code that does not retain it, so nothing escapes to the heap:
-// an emitted event allocates nothing.
+// checking.
+//
+// Begin fills a variable the caller declares rather than returning the
+// struct (ev := httpRequest.Begin()): the compiler builds a returned struct
+// in a zeroed temporary and copies it, and on the disabled path that copy
+// stalls on store-to-load forwarding, about 6 ns instead of under 1 ns.
+// Commit passes the event down by pointer to code that does not retain
+// it, so nothing escapes to the heap: an emitted event allocates nothing.
 //
 // Disabled types cost one load and branch in Begin (inlined), and the
 // handle's methods check a nil type; see TestInlining.

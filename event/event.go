@@ -34,9 +34,9 @@ type Info struct {
 // must be the first field of an event struct, so a pointer to the struct
 // is a pointer to its header.
 type header struct {
-	d     *batch.Desc
-	start int64
-	end   int64
+	d     *batch.Desc // nil: disabled or committed
+	start int64       // ticks; 0 for an Instant until committed (or SetTime)
+	end   int64       // ticks; 0 until ShouldCommit, Commit or SetTimes
 }
 
 // Instant makes a struct an event type without a duration. Embed it first.
@@ -122,6 +122,10 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 			Content: content, Kind: k, Offset: sf.Offset,
 		})
 		d.FixedMax += size
+		if k == batch.String {
+			d.Strings = append(d.Strings, sf.Offset)
+		}
+		d.Refs = d.Refs || k == batch.Thread
 	}
 	return d, nil
 }
@@ -180,27 +184,42 @@ func (t *Type[T]) Name() string { return t.d.Name }
 // skip computing costly field values.
 func (t *Type[T]) Enabled() bool { return t.d.On.Load() }
 
-// Begin starts an event: it returns a handle holding the start time, or
-// the zero value (on which every method is a no-op) when the type is
-// disabled.
-func (t *Type[T]) Begin() (ev T) {
+// Begin starts the event ev, a zero value or an event already committed:
+// when the type is enabled it marks ev to be recorded and, for a Timed
+// event, reads the start time; otherwise ev stays disabled and its methods
+// do nothing. Declare ev where it is used:
+//
+//	var ev HTTPRequest
+//	httpRequest.Begin(&ev)
+//
+// Begin fills the caller's variable instead of returning the struct: a
+// returned struct is zeroed and copied through a temporary, which costs
+// about 6 ns on the disabled path (a stalled store-to-load forward),
+// against under 1 ns here.
+func (t *Type[T]) Begin(ev *T) {
 	if t.d.On.Load() {
-		begin(unsafe.Pointer(&ev), t.d)
+		begin((*header)(unsafe.Pointer(ev)), t.d)
 	}
-	return
 }
 
-func begin(p unsafe.Pointer, d *batch.Desc) {
-	h := (*header)(p)
+// begin is out of line so that Begin inlines.
+//
+//go:noinline
+func begin(h *header, d *batch.Desc) {
 	h.d = d
-	h.start = clock.Now()
+	h.end = 0
+	h.start = 0
+	if d.Timed {
+		h.start = clock.Now()
+	}
 }
 
 // ShouldCommit tells whether the event will be recorded: its type is
 // enabled. Set the fields only then.
 func (e *Instant) ShouldCommit() bool { return e.h.d != nil }
 
-// Commit records the event.
+// Commit records the event, at the current time unless SetTime set one.
+// An event is committed once: Commit marks it done.
 func (e *Instant) Commit() {
 	if e.h.d != nil {
 		commit(&e.h)
@@ -218,7 +237,8 @@ func (h *header) shouldCommit() bool {
 }
 
 // Commit ends the event's duration, unless ShouldCommit did, and records
-// it if it lasted at least the type's threshold.
+// it if it lasted at least the type's threshold. An event is committed
+// once: Commit marks it done.
 func (e *Timed) Commit() {
 	if e.h.d != nil {
 		commit(&e.h)

@@ -17,7 +17,8 @@ var allocType = Define[allocEv](Info{Name: "test.Alloc"})
 
 func TestDisabledAllocs(t *testing.T) {
 	n := testing.AllocsPerRun(1000, func() {
-		ev := allocType.Begin()
+		var ev allocEv
+		allocType.Begin(&ev)
 		if ev.ShouldCommit() {
 			ev.N, ev.S, ev.K = 1, "hello", 42
 		}

@@ -29,7 +29,8 @@ func NewNode(id uint16, name string) *Node { return &Node{id: id, name: name} }
 // Announce records the node's name (the flowspec.NodeEvent) in the running
 // recordings.
 func (n *Node) Announce() {
-	ev := nodeType.Begin()
+	var ev nodeEvent
+	nodeType.Begin(&ev)
 	if ev.ShouldCommit() {
 		ev.Name = n.name
 	}
@@ -67,7 +68,8 @@ func (p Packet) message(id ID, text string) *Span {
 	}
 	s := p.n.newSpan(false)
 	s.in, s.inText = id, text
-	ev := msgTypes[flowspec.Received].Begin()
+	var ev msgEvent
+	msgTypes[flowspec.Received].Begin(&ev)
 	if ev.ShouldCommit() {
 		if !p.at.IsZero() {
 			ev.SetTime(p.at)
@@ -120,7 +122,8 @@ func (s *Span) End() {
 	if s == nil || s.refs.Add(-1) != 0 {
 		return
 	}
-	ev := spanType.Begin()
+	var ev spanEvent
+	spanType.Begin(&ev)
 	if ev.ShouldCommit() {
 		ev.Span, ev.NonCausal, ev.Incoming, ev.IncomingText = s.num, s.nonCausal, int64(s.in), s.inText
 	}
@@ -139,7 +142,8 @@ func (s *Span) msg(k flowspec.Kind, id ID, text string) {
 	if s == nil {
 		return
 	}
-	ev := msgTypes[k].Begin()
+	var ev msgEvent
+	msgTypes[k].Begin(&ev)
 	if ev.ShouldCommit() {
 		ev.Span, ev.Thread, ev.Message, ev.MessageText = s.num, threadName(), int64(id), text
 	}
@@ -150,7 +154,8 @@ func (s *Span) text(k flowspec.Kind, text string) {
 	if s == nil {
 		return
 	}
-	ev := textTypes[k].Begin()
+	var ev textEvent
+	textTypes[k].Begin(&ev)
 	if ev.ShouldCommit() {
 		ev.Span, ev.Thread, ev.Text = s.num, threadName(), text
 	}
@@ -239,7 +244,8 @@ func (s *Span) Handoff() Token {
 }
 
 func (t Token) record(k flowspec.Kind) {
-	ev := tokTypes[k].Begin()
+	var ev tokenEvent
+	tokTypes[k].Begin(&ev)
 	if ev.ShouldCommit() {
 		ev.Span, ev.Thread, ev.Token = t.s.num, threadName(), t.id
 	}
@@ -271,7 +277,8 @@ func (t Token) Complete() {
 	if t.s == nil {
 		return
 	}
-	ev := complete.Begin()
+	var ev plainEvent
+	complete.Begin(&ev)
 	if ev.ShouldCommit() {
 		ev.Span, ev.Thread = t.s.num, threadName()
 	}

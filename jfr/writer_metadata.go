@@ -84,9 +84,9 @@ type StructType struct {
 // descriptions: the built-in declarations of internal/spec plus the event
 // and struct types added to it. Types may refer to types added later.
 type MetadataBuilder struct {
-	types  []spec.Type
-	names  map[string]bool
-	nextID int64
+	types []spec.Type
+	names map[string]bool
+	added int // types declared beyond the built-ins
 	// Region holds the attributes of the region element; nil means locale
 	// "en" and gmtOffset 0 (UTC).
 	Region []Attr
@@ -94,7 +94,7 @@ type MetadataBuilder struct {
 
 // NewMetadataBuilder returns a builder holding the built-in declarations.
 func NewMetadataBuilder() *MetadataBuilder {
-	b := &MetadataBuilder{names: make(map[string]bool), nextID: spec.FirstUserID}
+	b := &MetadataBuilder{names: make(map[string]bool)}
 	b.types = append(b.types, spec.Types...)
 	for _, t := range spec.Types {
 		b.names[t.Name] = true
@@ -133,8 +133,8 @@ func (b *MetadataBuilder) add(t spec.Type) (int64, error) {
 		return 0, fmt.Errorf("jfr: type %s declared twice", t.Name)
 	}
 	b.names[t.Name] = true
-	t.ID = b.nextID
-	b.nextID++
+	t.ID = spec.UserID(b.added)
+	b.added++
 	b.types = append(b.types, t)
 	return t.ID, nil
 }

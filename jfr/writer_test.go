@@ -347,8 +347,18 @@ func TestWriterPayloads(t *testing.T) {
 	leb128.PutPadded(rec[:4], uint64(len(rec)))
 	recs := append(append([]byte(nil), rec...), AppendRecord(nil, inst.ID, []byte{50, 60})...)
 	must(t, w.WriteRecords(recs))
-	if err := w.WriteRecords(rec[:len(rec)-1]); err == nil {
-		t.Error("truncated record accepted")
+	for name, bad := range map[string][]byte{
+		"truncated":     rec[:len(rec)-1],
+		"size only":     {1},
+		"zero size":     {0, 5},
+		"type 0":        {2, 0},
+		"type 1":        {3, 1, 0},
+		"metadata type": {0x84, 0x80, 0x80, 0x00, 0x01},
+		"size past end": {9, 20, 1},
+	} {
+		if err := w.WriteRecords(bad); err == nil {
+			t.Errorf("%s record % x accepted", name, bad)
+		}
 	}
 	must(t, w.Close())
 	var got []int64
@@ -543,5 +553,74 @@ func TestWriterMetadataChange(t *testing.T) {
 	}
 	if binary.BigEndian.Uint16(buf.Bytes()[66:]) != 1 {
 		t.Errorf("first chunk flagged final")
+	}
+}
+
+// TestWriterFlush delivers each chunk as it ends from one Writer: after
+// Flush the output holds the chunk, not marked final, and each chunk
+// carries only its own constants.
+func TestWriterFlush(t *testing.T) {
+	md := testTypes(t)
+	events := allKindsEvents(t, md)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks})
+	must(t, w.SetMetadata(md))
+	var ends []int
+	for c := 0; c < 3; c++ {
+		start := int64(testStartTicks + c*1e9)
+		must(t, w.StartChunk(start))
+		writeAllKinds(t, w, events)
+		must(t, w.EndChunk(start+1e9-1))
+		if len(ends) > 0 && buf.Len() != ends[len(ends)-1] {
+			t.Fatalf("chunk %d: written before Flush", c)
+		}
+		must(t, w.Flush())
+		ends = append(ends, buf.Len())
+		data := buf.Bytes()
+		from := 0
+		if c > 0 {
+			from = ends[c-1]
+		}
+		h := header(t, data, int64(from))
+		if h.Size != int64(buf.Len()-from) {
+			t.Fatalf("chunk %d: size %d, %d bytes written", c, h.Size, buf.Len()-from)
+		}
+		if got := binary.BigEndian.Uint16(data[from+66:]); got != FlagCompressedInts {
+			t.Errorf("chunk %d: flags %#x, want %#x (not final)", c, got, FlagCompressedInts)
+		}
+		// Varint times make chunks differ by a few bytes; constants
+		// carried over would add hundreds.
+		if d := len(data) - from - ends[0]; c > 0 && (d < -8 || d > 8) {
+			t.Errorf("chunk %d is %d bytes, the first %d: constants carried over?", c, len(data)-from, ends[0])
+		}
+	}
+	if n := readEvents(t, buf.Bytes(), func(*Event) {}); n != 3 {
+		t.Errorf("read %d chunks, want 3", n)
+	}
+}
+
+// TestWriterAdoptRecords hands a chunk's records to the Writer without a
+// copy, then appends an event to them.
+func TestWriterAdoptRecords(t *testing.T) {
+	md := testTypes(t)
+	inst := class(t, md, "go.Instant")
+	var buf bytes.Buffer
+	w := NewWriter(&buf, nil)
+	must(t, w.SetMetadata(md))
+	recs := AppendRecord(AppendRecord(make([]byte, 0, 64), inst.ID, []byte{10, 20}), inst.ID, []byte{30, 40})
+	spare, err := w.AdoptRecords(recs)
+	must(t, err)
+	if len(spare) != 0 {
+		t.Errorf("spare holds %d bytes", len(spare))
+	}
+	must(t, w.WriteEvent(inst, []Value{IntValue(KindLong, 50), IntValue(KindLong, 60)}))
+	if _, err := w.AdoptRecords(recs[:0]); err == nil {
+		t.Error("AdoptRecords on a chunk with events succeeded")
+	}
+	must(t, w.Close())
+	var got []int64
+	readEvents(t, buf.Bytes(), func(ev *Event) { got = append(got, ev.Fields[0].Int(), ev.Fields[1].Int()) })
+	if want := []int64{10, 20, 30, 40, 50, 60}; !equalInts(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

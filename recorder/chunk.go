@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
 	"time"
@@ -43,6 +42,10 @@ type chunkBuilder struct {
 	// previous chunk's constant for a key it has seen.
 	keys    map[string]uint64
 	threads map[uint64][2]string
+	// One writer serves every chunk: growing a fresh one's buffers to a
+	// chunk's size cost more than encoding it.
+	w   *jfr.Writer
+	out chunkParts
 }
 
 func newChunkBuilder(ss *session) *chunkBuilder {
@@ -281,12 +284,48 @@ func (cb *chunkBuilder) stack(p *pools, key uint64, pcs []uintptr) {
 // not say which goroutine a sample came from.
 const sampleThread = 1 << 62
 
-func (cb *chunkBuilder) build(out io.Writer, in chunkInput) error {
+// chunkParts collects the pieces a jfr.Writer writes a chunk in, without
+// copying them: they are the writer's own buffers, which stay as they are
+// until its next call, and are delivered before that.
+type chunkParts struct {
+	header [jfr.HeaderSize]byte // a copy, to set the final flag in
+	parts  [][]byte
+}
+
+func (c *chunkParts) Write(b []byte) (int, error) {
+	if len(c.parts) == 0 && len(b) == jfr.HeaderSize {
+		copy(c.header[:], b)
+		b = c.header[:]
+	}
+	c.parts = append(c.parts, b)
+	return len(b), nil
+}
+
+// build encodes a chunk and returns its pieces (final flag set), valid
+// until the next call.
+func (cb *chunkBuilder) build(in chunkInput) ([][]byte, error) {
+	cb.out.parts = cb.out.parts[:0]
+	if err := cb.encode(in); err != nil {
+		// The writer's state is unknown: start afresh next time.
+		cb.w = nil
+		return nil, err
+	}
+	if len(cb.out.parts) == 0 || len(cb.out.parts[0]) != jfr.HeaderSize {
+		return nil, fmt.Errorf("recorder: internal error: chunk written in %d parts", len(cb.out.parts))
+	}
+	markFinal(cb.out.parts[0])
+	return cb.out.parts, nil
+}
+
+func (cb *chunkBuilder) encode(in chunkInput) error {
 	if err := cb.metadata(); err != nil {
 		return err
 	}
 	ss := cb.ss
-	w := jfr.NewWriter(out, &jfr.WriterOptions{TicksPerSecond: ss.tps, StartNanos: ss.anchor.UnixNanos, StartTicks: ss.anchor.Ticks})
+	if cb.w == nil {
+		cb.w = jfr.NewWriter(&cb.out, &jfr.WriterOptions{TicksPerSecond: ss.tps, StartNanos: ss.anchor.UnixNanos, StartTicks: ss.anchor.Ticks})
+	}
+	w := cb.w
 	if err := w.SetMetadata(cb.md); err != nil {
 		return err
 	}
@@ -303,9 +342,13 @@ func (cb *chunkBuilder) build(out io.Writer, in chunkInput) error {
 	p.add(spec.FrameType, 2, jfr.StringValue(spec.FrameTypes[2]))
 	threads := map[uint64]bool{}
 	stacks := map[uint64]bool{}
-	if err := w.WriteRecords(in.recs.data); err != nil {
+	// The writer takes the gathered records as they are and gives back
+	// its previous buffer, for the gathering to fill next time.
+	spare, err := w.AdoptRecords(in.recs.data)
+	if err != nil {
 		return err
 	}
+	in.recs.data = spare
 	for _, g := range in.recs.threads {
 		if !threads[g] {
 			threads[g] = true
@@ -388,5 +431,5 @@ func (cb *chunkBuilder) build(out io.Writer, in chunkInput) error {
 	if err := w.EndChunk(in.end); err != nil {
 		return err
 	}
-	return w.Close()
+	return w.Flush()
 }

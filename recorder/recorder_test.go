@@ -48,7 +48,7 @@ var (
 )
 
 // readEvents counts events by type name with our reader.
-func readEvents(t *testing.T, data []byte) map[string]int {
+func readEvents(t testing.TB, data []byte) map[string]int {
 	t.Helper()
 	r := jfr.NewBytesReader(data, nil)
 	counts := map[string]int{}
@@ -91,7 +91,8 @@ func TestInterop(t *testing.T) {
 	go func() { other <- event.CurrentGoroutine() }()
 	og := <-other
 	for i := range 20 {
-		ev := allKindsType.Begin()
+		var ev allKinds
+		allKindsType.Begin(&ev)
 		if ev.ShouldCommit() {
 			ev.B, ev.I8, ev.I16, ev.I32, ev.I64 = i%2 == 0, -8, -16, -32, -64<<20
 			ev.U8, ev.U16, ev.U32, ev.U64 = 200, 60000, 4000000000, 1<<63+5
@@ -137,7 +138,8 @@ func TestInterop(t *testing.T) {
 
 func emitCounted(n int) {
 	for i := range n {
-		ev := countedType.Begin()
+		var ev counted
+		countedType.Begin(&ev)
 		if ev.ShouldCommit() {
 			ev.N, ev.S = int64(i), "x"
 		}

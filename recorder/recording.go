@@ -173,28 +173,29 @@ func be64(b []byte) uint64 {
 		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
 }
 
-// deliver appends a finished chunk (final flag set) to the recording.
-func (r *Recording) deliver(chunk []byte, end time.Time) {
+// deliver appends a finished chunk (final flag set), given in pieces, to
+// the recording.
+func (r *Recording) deliver(parts [][]byte, end time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var size int64
+	for _, p := range parts {
+		size += int64(len(p))
+	}
 	if r.file != nil && r.err == nil {
-		if _, err := r.file.Write(chunk); err != nil {
+		if err := r.writeChunk(parts); err != nil {
 			r.err = fmt.Errorf("recorder: %w", err)
 		} else {
-			// Only the last chunk of a file is final.
-			if r.lastHdr >= 0 {
-				var fl [2]byte
-				fl[1] = byte(jfr.FlagCompressedInts)
-				if _, err := r.file.WriteAt(fl[:], r.lastHdr+66); err != nil {
-					r.err = fmt.Errorf("recorder: %w", err)
-				}
-			}
 			r.lastHdr = r.size
-			r.size += int64(len(chunk))
+			r.size += size
 		}
 	}
 	if r.cfg.ring {
-		r.chunks = append(r.chunks, ringChunk{data: bytes.Clone(chunk), end: end})
+		data := make([]byte, 0, size)
+		for _, p := range parts {
+			data = append(data, p...)
+		}
+		r.chunks = append(r.chunks, ringChunk{data: data, end: end})
 		var total int64
 		for _, c := range r.chunks {
 			total += int64(len(c.data))
@@ -205,4 +206,22 @@ func (r *Recording) deliver(chunk []byte, end time.Time) {
 			r.chunks = r.chunks[1:]
 		}
 	}
+}
+
+// writeChunk appends the chunk to the file and clears the final flag of
+// the chunk before it: only the last chunk of a file is final.
+func (r *Recording) writeChunk(parts [][]byte) error {
+	for _, p := range parts {
+		if _, err := r.file.Write(p); err != nil {
+			return err
+		}
+	}
+	if r.lastHdr >= 0 {
+		var fl [2]byte
+		fl[1] = byte(jfr.FlagCompressedInts)
+		if _, err := r.file.WriteAt(fl[:], r.lastHdr+66); err != nil {
+			return err
+		}
+	}
+	return nil
 }

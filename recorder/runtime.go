@@ -207,19 +207,22 @@ func (rt *runtimeEvents) onGC() {
 		if ms.NumForcedGC > rt.lastForced {
 			cause = "System.gc()"
 		}
-		before := heapEvent.Begin()
+		var before gcHeapSummary
+		heapEvent.Begin(&before)
 		if before.ShouldCommit() {
 			before.GcID, before.When, before.HeapUsed = id, "Before GC", int64(rt.lastGoal)
 			before.SetTime(endMono.Add(-time.Duration(pause)))
 		}
 		before.Commit()
-		gc := gcEvent.Begin()
+		var gc garbageCollection
+		gcEvent.Begin(&gc)
 		gc.SetTimes(endMono.Add(-time.Duration(pause)), endMono)
 		if gc.ShouldCommit() {
 			gc.GcID, gc.Name, gc.Cause, gc.SumOfPauses, gc.LongestPause = id, "Go concurrent mark-sweep", cause, pause, pause
 		}
 		gc.Commit()
-		after := heapEvent.Begin()
+		var after gcHeapSummary
+		heapEvent.Begin(&after)
 		if after.ShouldCommit() {
 			after.GcID, after.When, after.HeapUsed = id, "After GC", int64(live)
 			after.SetTime(endMono)
@@ -269,7 +272,8 @@ func (rt *runtimeEvents) loop() {
 			if due["jdk.JavaThreadStatistics"] {
 				n := int64(runtime.NumGoroutine())
 				rt.peak = max(rt.peak, n)
-				ev := threadsEvent.Begin()
+				var ev threadStatistics
+				threadsEvent.Begin(&ev)
 				if ev.ShouldCommit() {
 					ev.ActiveCount, ev.PeakCount, ev.AccumulatedCount = n, rt.peak, int64(readMetric("/sched/goroutines-created:goroutines"))
 				}
@@ -278,7 +282,8 @@ func (rt *runtimeEvents) loop() {
 			if due["go.RuntimeMetric"] && metricEvent.Enabled() {
 				metrics.Read(samples)
 				for _, s := range samples {
-					ev := metricEvent.Begin()
+					var ev runtimeMetric
+					metricEvent.Begin(&ev)
 					if ev.ShouldCommit() {
 						ev.Name = s.Name
 						if s.Value.Kind() == metrics.KindUint64 {
@@ -302,7 +307,8 @@ func (rt *runtimeEvents) cpuLoad(now time.Time) {
 		return
 	}
 	ncpu := float64(runtime.NumCPU())
-	ev := cpuEvent.Begin()
+	var ev cpuLoad
+	cpuEvent.Begin(&ev)
 	if ev.ShouldCommit() {
 		ev.JvmUser = float32(float64(user-rt.lastUser) / float64(wall) / ncpu)
 		ev.JvmSystem = float32(float64(sys-rt.lastSys) / float64(wall) / ncpu)

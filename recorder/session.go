@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"bytes"
 	"slices"
 	"sync"
 	"time"
@@ -95,10 +94,14 @@ func (ss *session) remove(r *Recording) {
 	ss.applySettings()
 	if last {
 		rt.close()
+		// No event may land in a buffer after the flusher's last look:
+		// new ones find no session, and those being written (pinned) end
+		// before Quiesce returns.
+		batch.Activate(nil)
+		pin.Quiesce()
 		close(stop)
 		<-done
 		batch.OnRegister(nil)
-		batch.Activate(nil)
 	}
 }
 
@@ -209,8 +212,8 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		}
 	}
 	cut := func(ack chan struct{}) {
-		s.Collect()
 		drain()
+		s.Live(cur.add)
 		jobs <- ss.prepareChunk(s, cur, ack)
 		// Take the other gathering back: this waits only while the
 		// previous chunk is still being written.
@@ -256,20 +259,21 @@ func newGathered() *gathered {
 	return &gathered{seenGs: map[uint64]struct{}{}, seenStack: map[uint64]struct{}{}}
 }
 
-// add copies b's records and references.
+// add copies the records of b not yet taken, and its references.
 func (g *gathered) add(b *batch.Buffer) {
-	g.data = append(g.data, b.Data...)
-	for _, id := range b.Threads {
+	data, threads, stacks := b.Take()
+	g.data = append(g.data, data...)
+	for _, id := range threads {
 		if _, ok := g.seenGs[id]; !ok {
 			g.seenGs[id] = struct{}{}
 			g.threads = append(g.threads, id)
 		}
 	}
-	for i := 0; i < len(b.Stacks); {
-		key, n := uint64(b.Stacks[i]), int(b.Stacks[i+1])
+	for i := 0; i < len(stacks); {
+		key, n := uint64(stacks[i]), int(stacks[i+1])
 		if _, ok := g.seenStack[key]; !ok {
 			g.seenStack[key] = struct{}{}
-			g.stacks = append(g.stacks, b.Stacks[i:i+2+n]...)
+			g.stacks = append(g.stacks, stacks[i:i+2+n]...)
 		}
 		i += 2 + n
 	}
@@ -299,16 +303,8 @@ type chunkJob struct {
 // gathering back through spare once written.
 func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare chan<- *gathered, written chan<- struct{}) {
 	defer close(written)
-	// One output buffer serves every chunk: growing a fresh one to the
-	// chunk's size costs more than encoding it.
-	var out bytes.Buffer
 	for j := range jobs {
-		out.Reset()
-		out.Grow(len(j.in.recs.data) + 64<<10)
-		ss.writeChunk(cb, &out, j.in)
-		if out.Cap() > maxKeptData {
-			out = bytes.Buffer{}
-		}
+		ss.writeChunk(cb, j.in)
 		j.in.recs.reset()
 		spare <- j.in.recs
 		if j.ack != nil {
@@ -350,8 +346,8 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struc
 
 // writeChunk writes the gathered records and the recorder's own events as
 // one chunk and delivers it to every recording.
-func (ss *session) writeChunk(cb *chunkBuilder, out *bytes.Buffer, in chunkInput) {
-	err := cb.build(out, in)
+func (ss *session) writeChunk(cb *chunkBuilder, in chunkInput) {
+	parts, err := cb.build(in)
 	if err != nil {
 		for _, r := range in.recordings {
 			r.mu.Lock()
@@ -365,7 +361,7 @@ func (ss *session) writeChunk(cb *chunkBuilder, out *bytes.Buffer, in chunkInput
 	end := in.end
 	wall := time.Unix(0, ss.anchor.UnixNanos+int64(float64(end-ss.anchor.Ticks)*1e9/float64(ss.tps)))
 	for _, r := range in.recordings {
-		r.deliver(out.Bytes(), wall)
+		r.deliver(parts, wall)
 	}
 }
 

@@ -135,7 +135,8 @@ func runDemoWorkload(ctx context.Context, d time.Duration) {
 }
 
 func serveDemoRequest(rng *rand.Rand, worker int, path string, mu *sync.Mutex, cache map[string][]byte) {
-	ev := demoRequestEvent.Begin()
+	var ev demoRequest
+	demoRequestEvent.Begin(&ev)
 	// Allocation: build a response.
 	var b strings.Builder
 	n := 1000 + rng.IntN(20000)
@@ -149,7 +150,8 @@ func serveDemoRequest(rng *rand.Rand, worker int, path string, mu *sync.Mutex, c
 		sum += int(body[i]) * i
 	}
 	// Lock contention on a shared cache.
-	lw := demoLockEvent.Begin()
+	var lw demoLockWait
+	demoLockEvent.Begin(&lw)
 	mu.Lock()
 	if lw.ShouldCommit() {
 		lw.Lock = "cache"

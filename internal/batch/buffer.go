@@ -17,42 +17,63 @@ const (
 )
 
 // Buffer is a per-P buffer of encoded event records.
+//
+// Only the P it is installed on writes to it, while pinned. After each
+// event the writer publishes how much of the buffer is complete (one plain
+// store; see publish), and the flusher may take that much at any time while
+// the writer goes on filling the rest. So neither side locks: the flusher
+// takes the published part of live buffers at every chunk cut, and the rest
+// of each buffer once the writer hands it off full.
 type Buffer struct {
-	Data []byte
-	// Threads lists the goroutine ids the events refer to, each once.
-	Threads []uint64
-	// Stacks holds the stack traces the events refer to, each once, as
-	// key, depth, pcs..., key, depth, pcs...
-	Stacks []uintptr
+	// The writer's state.
+	n, nthreads, nstack int // used bytes, threads, stack words
+	lastG               uint64
+	nstacks             int
+	threadSet           [setSize]uint64
+	stackSet            [setSize]uint64
 
-	lastG     uint64
-	threadSet [setSize]uint64
-	stackSet  [setSize]uint64
-	nstacks   int
+	// committed packs n | nthreads<<20 | nstack<<32 as of the last
+	// complete event; the writer publishes it, the flusher loads it.
+	committed uint64
+	// taken is how many bytes the flusher has taken; only it uses it.
+	taken int
+
+	data    [BufferSize]byte
+	threads [setLimit]uint64 // goroutine ids the events refer to, each once
+	// stacks holds the stack traces the events refer to, each once, as
+	// key, depth, pcs..., key, depth, pcs...
+	stacks [stackWords]uintptr
 }
 
 // NewBuffer allocates an empty buffer.
-func NewBuffer() *Buffer {
-	return &Buffer{
-		Data:    make([]byte, 0, BufferSize),
-		Threads: make([]uint64, 0, setLimit),
-		Stacks:  make([]uintptr, 0, stackWords),
-	}
-}
+func NewBuffer() *Buffer { return new(Buffer) }
 
-// Reset empties b for reuse.
+// Reset empties b for reuse. Only the flusher calls it, on a buffer no P
+// holds.
 func (b *Buffer) Reset() {
-	b.Data = b.Data[:0]
-	b.Threads = b.Threads[:0]
-	b.Stacks = b.Stacks[:0]
+	b.n, b.nthreads, b.nstack, b.nstacks = 0, 0, 0, 0
 	b.lastG = 0
 	b.threadSet = [setSize]uint64{}
 	b.stackSet = [setSize]uint64{}
-	b.nstacks = 0
+	atomic.StoreUint64(&b.committed, 0)
+	b.taken = 0
 }
 
 // Fits tells whether n more bytes fit.
-func (b *Buffer) Fits(n int) bool { return len(b.Data)+n <= cap(b.Data) }
+func (b *Buffer) Fits(n int) bool { return b.n+n <= BufferSize }
+
+// Tail returns the free part of the buffer, to encode an event into.
+func (b *Buffer) Tail() []byte { return b.data[b.n:] }
+
+// Commit adds the n bytes just encoded at Tail and publishes the buffer's
+// new extent to the flusher.
+func (b *Buffer) Commit(n int) {
+	b.n += n
+	publish(&b.committed, uint64(b.n)|uint64(b.nthreads)<<20|uint64(b.nstack)<<32)
+}
+
+// Len returns the bytes used, for tests.
+func (b *Buffer) Len() int { return b.n }
 
 // AddThread notes that an event refers to goroutine g (g > 0). It returns
 // false if the buffer's thread set is full.
@@ -60,17 +81,22 @@ func (b *Buffer) AddThread(g uint64) bool {
 	if g == b.lastG {
 		return true
 	}
+	return b.addThread(g)
+}
+
+func (b *Buffer) addThread(g uint64) bool {
 	for i := g * 0x9E3779B97F4A7C15 >> 56 & (setSize - 1); ; i = (i + 1) & (setSize - 1) {
 		switch b.threadSet[i] {
 		case g:
 			b.lastG = g
 			return true
 		case 0:
-			if len(b.Threads) >= setLimit {
+			if b.nthreads >= setLimit {
 				return false
 			}
 			b.threadSet[i] = g
-			b.Threads = append(b.Threads, g)
+			b.threads[b.nthreads] = g
+			b.nthreads++
 			b.lastG = g
 			return true
 		}
@@ -85,16 +111,30 @@ func (b *Buffer) AddStack(key uint64, pcs []uintptr) bool {
 		case key:
 			return true
 		case 0:
-			if b.nstacks >= setLimit || len(b.Stacks)+2+len(pcs) > cap(b.Stacks) {
+			if b.nstacks >= setLimit || b.nstack+2+len(pcs) > stackWords {
 				return false
 			}
 			b.stackSet[i] = key
 			b.nstacks++
-			b.Stacks = append(b.Stacks, uintptr(key), uintptr(len(pcs)))
-			b.Stacks = append(b.Stacks, pcs...)
+			b.stacks[b.nstack] = uintptr(key)
+			b.stacks[b.nstack+1] = uintptr(len(pcs))
+			copy(b.stacks[b.nstack+2:], pcs)
+			b.nstack += 2 + len(pcs)
 			return true
 		}
 	}
+}
+
+// Take returns the records published since the last Take and every
+// goroutine and stack the buffer's events refer to so far (a chunk's
+// constant pools need them again even if an earlier chunk had them). The
+// writer may go on filling the buffer meanwhile. Only the flusher calls it.
+func (b *Buffer) Take() (records []byte, threads []uint64, stacks []uintptr) {
+	c := atomic.LoadUint64(&b.committed)
+	n, nt, ns := int(c&(1<<20-1)), int(c>>20&(1<<12-1)), int(c>>32)
+	records = b.data[b.taken:n:n]
+	b.taken = n
+	return records, b.threads[:nt:nt], b.stacks[:ns:ns]
 }
 
 // StackKey is the pool key of a stack: 42 bits of its hash (6-byte
@@ -102,15 +142,8 @@ func (b *Buffer) AddStack(key uint64, pcs []uintptr) bool {
 // about 1 in 100,000), never 0.
 func StackKey(pcs []uintptr) uint64 { return stack.Hash(pcs)&(1<<42-1) | 1 }
 
-// Slot is one P's buffer and the word that guards it.
+// Slot holds the buffer of one P.
 type Slot struct {
-	lock atomic.Uint32
-	Buf  *Buffer
-	_    [48]byte // keep slots on separate cache lines
+	buf atomic.Pointer[Buffer]
+	_   [56]byte // keep slots on separate cache lines
 }
-
-// TryLock takes the slot; it fails only while the flusher holds it.
-func (s *Slot) TryLock() bool { return s.lock.CompareAndSwap(0, 1) }
-
-// Unlock releases the slot.
-func (s *Slot) Unlock() { s.lock.Store(0) }

@@ -3,6 +3,8 @@ package batch
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/flightrec/flightrec/internal/spec"
 )
 
 // Kind is how a field's Go value is encoded.
@@ -48,6 +50,10 @@ type Desc struct {
 	// FixedMax bounds the encoded size of an event without its strings'
 	// bytes.
 	FixedMax int
+	// Strings holds the offsets of the string fields, whose lengths add to
+	// FixedMax; Refs tells whether a field refers to a goroutine.
+	Strings []uintptr
+	Refs    bool
 	// DefaultOff and DefaultStack are the definition's defaults.
 	DefaultOff, DefaultStack bool
 
@@ -56,11 +62,6 @@ type Desc struct {
 	Threshold atomic.Int64 // ticks; shorter timed events are dropped
 	Period    atomic.Int64 // ns, for periodic events; 0 for none
 }
-
-// FirstID is the type id of the first registered event type; ids follow in
-// registration order (spec.FirstUserID: the recorder's metadata builder
-// assigns the same ids when it adds the types in this order first).
-const FirstID = 1000
 
 var (
 	regMu   sync.Mutex
@@ -72,7 +73,9 @@ var (
 func Register(d *Desc) {
 	regMu.Lock()
 	defer regMu.Unlock()
-	d.ID = FirstID + int64(len(reg))
+	// The recorder's metadata builder assigns the same ids: it adds the
+	// types in this order first.
+	d.ID = spec.UserID(len(reg))
 	reg = append(reg, d)
 	version.Add(1)
 	if h := onRegister.Load(); h != nil {

@@ -1,13 +1,12 @@
 package batch
 
 import (
-	"runtime"
 	"sync/atomic"
 )
 
 // Session connects the emit path to one running recorder.
 type Session struct {
-	Slots []Slot
+	slots []Slot
 	free  chan *Buffer
 	// Full receives buffers that filled up; the flusher drains it.
 	Full chan *Buffer
@@ -20,7 +19,7 @@ type Session struct {
 func NewSession(nslots, perSlot int) *Session {
 	n := nslots * (perSlot + 1)
 	s := &Session{
-		Slots: make([]Slot, nslots),
+		slots: make([]Slot, nslots),
 		free:  make(chan *Buffer, n),
 		Full:  make(chan *Buffer, n),
 	}
@@ -32,36 +31,49 @@ func NewSession(nslots, perSlot int) *Session {
 
 var active atomic.Pointer[Session]
 
-// Active returns the running session, or nil.
+// Active returns the running session, or nil. Call it pinned: Quiesce
+// relies on that.
 func Active() *Session { return active.Load() }
 
 // Activate makes s the running session (nil: none).
 func Activate(s *Session) { active.Store(s) }
 
-// Slot returns slot i, or nil if i is out of range (GOMAXPROCS grew).
-func (s *Session) Slot(i int) *Slot {
-	if uint(i) < uint(len(s.Slots)) {
-		return &s.Slots[i]
+// Buffer returns the buffer of P id, or nil if it has none or id is out of
+// range (GOMAXPROCS grew).
+func (s *Session) Buffer(id int) *Buffer {
+	if uint(id) < uint(len(s.slots)) {
+		return s.slots[id].buf.Load()
 	}
 	return nil
 }
 
-// Swap hands slot's buffer (if any) to the flusher and installs an empty
-// one, returning it, or nil if none is free. The caller holds the slot.
-func (s *Session) Swap(slot *Slot) *Buffer {
-	if b := slot.Buf; b != nil {
-		slot.Buf = nil
+// Swap hands P id's buffer (if any) to the flusher and installs an empty
+// one, returning it, or nil if none is free. The caller is pinned to P id.
+func (s *Session) Swap(id int) *Buffer {
+	if uint(id) >= uint(len(s.slots)) {
+		return nil
+	}
+	slot := &s.slots[id]
+	if b := slot.buf.Load(); b != nil {
+		slot.buf.Store(nil)
 		// Full has room for every buffer, so this never blocks.
 		s.Full <- b
 	}
 	select {
 	case b := <-s.free:
-		slot.Buf = b
+		slot.buf.Store(b)
 		return b
 	default:
 		return nil
 	}
 }
+
+// Behind tells whether the flusher is falling behind: fewer than a quarter
+// of the buffers are free. A writer that just handed a buffer off then
+// yields its P once (runtime.Gosched, after unpinning), so the flusher,
+// woken onto that P's run queue, gets to run before the free buffers run
+// out and events are dropped.
+func (s *Session) Behind() bool { return len(s.free) < cap(s.free)/4 }
 
 // Drop counts an event of about n bytes that could not be recorded.
 func (s *Session) Drop(n int) {
@@ -78,18 +90,12 @@ func (s *Session) Recycle(b *Buffer) {
 	}
 }
 
-// Collect takes every slot's partly filled buffer (waiting for a slot an
-// event is being written to) and sends it to Full.
-func (s *Session) Collect() {
-	for i := range s.Slots {
-		slot := &s.Slots[i]
-		for !slot.TryLock() {
-			runtime.Gosched()
+// Live calls f with each buffer installed on a P, whose writer may be
+// adding events meanwhile: f takes what is published with Take.
+func (s *Session) Live(f func(*Buffer)) {
+	for i := range s.slots {
+		if b := s.slots[i].buf.Load(); b != nil {
+			f(b)
 		}
-		if b := slot.Buf; b != nil && len(b.Data) > 0 {
-			slot.Buf = nil
-			s.Full <- b
-		}
-		slot.Unlock()
 	}
 }

@@ -7,7 +7,9 @@
 // linkable for existing users ("hall of shame", go.dev/issue/67401). Build
 // with -tags flightrec_nolinkname for the portable fallback: slots are
 // sharded by an address on the goroutine's stack and taken with a CAS,
-// trying the next slot when one is busy.
+// trying the next slot when one is busy. Race-detector builds use the
+// fallback too: the detector does not know that procPin excludes the other
+// goroutines of a P, and the CAS tells it.
 //
 // Pinned code must be short and must not block.
 package pin

@@ -1,4 +1,4 @@
-//go:build flightrec_nolinkname
+//go:build flightrec_nolinkname || race
 
 package pin
 
@@ -49,3 +49,14 @@ func Pin() int {
 
 // Unpin releases slot i.
 func Unpin(i int) { shards[i].busy.Store(0) }
+
+// Quiesce returns once every goroutine that was pinned when it was called
+// has unpinned: it takes each slot in turn.
+func Quiesce() {
+	for i := range shards {
+		for !shards[i].busy.CompareAndSwap(0, 1) {
+			runtime.Gosched()
+		}
+		shards[i].busy.Store(0)
+	}
+}

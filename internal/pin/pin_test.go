@@ -1,7 +1,9 @@
 package pin
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -9,9 +11,6 @@ import (
 // each increments its slot's counter non-atomically while pinned, which
 // the race detector and the final count would catch.
 func TestExclusive(t *testing.T) {
-	if Linked && raceEnabled {
-		t.Skip("the race detector does not know that procPin excludes other goroutines on the P")
-	}
 	counts := make([]int, Shards())
 	const workers, iters = 8, 20000
 	var wg sync.WaitGroup
@@ -37,3 +36,26 @@ func TestExclusive(t *testing.T) {
 		t.Fatalf("total %d, want %d (linked=%v)", total, workers*iters, Linked)
 	}
 }
+
+// TestQuiesce checks that Quiesce waits for a goroutine that is pinned.
+func TestQuiesce(t *testing.T) {
+	var state atomic.Int32 // 1: pinned, 2: unpinned
+	go func() {
+		p := Pin()
+		state.Store(1)
+		for i := 0; i < 20_000_000; i++ { // a few ms while pinned
+			spin += i
+		}
+		state.Store(2)
+		Unpin(p)
+	}()
+	for state.Load() == 0 {
+		runtime.Gosched()
+	}
+	Quiesce()
+	if s := state.Load(); s != 2 {
+		t.Fatalf("Quiesce returned while a goroutine was pinned (state %d)", s)
+	}
+}
+
+var spin int

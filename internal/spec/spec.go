@@ -122,9 +122,26 @@ const (
 // strings to its frame-type enum.
 var FrameTypes = []string{0: "Interpreted", 1: "JIT compiled", 2: "Inlined", 3: "Native"}
 
-// FirstUserID is the smallest id given to types declared outside this
-// table; every built-in id is below it.
-const FirstUserID = 1000
+// Ids of the types declared outside this table: FirstUserID up to
+// BuiltinFirst-1, then from BuiltinEnd on; the built-in ids lie in
+// [BuiltinFirst, BuiltinEnd). The first 108 user types get ids below 128,
+// one byte in a record's header.
+const (
+	FirstUserID  = 20
+	BuiltinFirst = 1000
+	BuiltinEnd   = 2000
+)
+
+// UserID returns the id of the n-th (from 0) type declared outside the
+// table: the metadata builder and the recorder's registry number them
+// alike.
+func UserID(n int) int64 {
+	id := FirstUserID + int64(n)
+	if id >= BuiltinFirst {
+		id += BuiltinEnd - BuiltinFirst
+	}
+	return id
+}
 
 // Names of the implicit event fields.
 const (
@@ -154,98 +171,100 @@ func cp(name, typ, lbl string, more ...Annotation) Field {
 
 func value(typ string) []Field { return []Field{{Name: "value", Type: typ}} }
 
-// Types is the table: primitives (ids 10–18), annotations (100–), and
-// constant-pool types (200–), in declaration order.
+// Types is the table: primitives (ids 1010–1018), annotations (1100–),
+// and constant-pool types (1200–), in declaration order. They sit above
+// the first user ids so that events, the most frequent records, get
+// one-byte type ids (see UserID).
 var Types = []Type{
-	{ID: 10, Name: Boolean},
-	{ID: 11, Name: Char},
-	{ID: 12, Name: Float},
-	{ID: 13, Name: Double},
-	{ID: 14, Name: Byte},
-	{ID: 15, Name: Short},
-	{ID: 16, Name: Int},
-	{ID: 17, Name: Long},
-	{ID: 18, Name: String},
+	{ID: 1010, Name: Boolean},
+	{ID: 1011, Name: Char},
+	{ID: 1012, Name: Float},
+	{ID: 1013, Name: Double},
+	{ID: 1014, Name: Byte},
+	{ID: 1015, Name: Short},
+	{ID: 1016, Name: Int},
+	{ID: 1017, Name: Long},
+	{ID: 1018, Name: String},
 
-	{ID: 100, Name: ContentType, SuperType: SuperAnnotation},
-	{ID: 101, Name: Label, SuperType: SuperAnnotation, Fields: value(String)},
-	{ID: 102, Name: Description, SuperType: SuperAnnotation, Fields: value(String)},
-	{ID: 103, Name: Category, SuperType: SuperAnnotation, Fields: []Field{{Name: "value", Type: String, Array: true}}},
-	{ID: 104, Name: Name, SuperType: SuperAnnotation, Fields: value(String)},
-	{ID: 105, Name: Experimental, SuperType: SuperAnnotation},
-	{ID: 106, Name: Timestamp, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
-	{ID: 107, Name: Timespan, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
-	{ID: 108, Name: DataAmount, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
-	{ID: 109, Name: Percentage, SuperType: SuperAnnotation, Annotations: contentType},
-	{ID: 110, Name: Frequency, SuperType: SuperAnnotation, Annotations: contentType},
-	{ID: 111, Name: MemoryAddress, SuperType: SuperAnnotation, Annotations: contentType},
-	{ID: 112, Name: Unsigned, SuperType: SuperAnnotation, Annotations: contentType},
-	{ID: 113, Name: StackTraceAnno, SuperType: SuperAnnotation, Fields: value(Boolean)},
-	{ID: 114, Name: Enabled, SuperType: SuperAnnotation, Fields: value(Boolean)},
-	{ID: 115, Name: Threshold, SuperType: SuperAnnotation, Fields: value(String)},
-	{ID: 116, Name: Period, SuperType: SuperAnnotation, Fields: value(String)},
-	{ID: 117, Name: Relational, SuperType: SuperAnnotation},
-	{ID: 118, Name: TransitionFrom, SuperType: SuperAnnotation},
-	{ID: 119, Name: TransitionTo, SuperType: SuperAnnotation},
+	{ID: 1100, Name: ContentType, SuperType: SuperAnnotation},
+	{ID: 1101, Name: Label, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 1102, Name: Description, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 1103, Name: Category, SuperType: SuperAnnotation, Fields: []Field{{Name: "value", Type: String, Array: true}}},
+	{ID: 1104, Name: Name, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 1105, Name: Experimental, SuperType: SuperAnnotation},
+	{ID: 1106, Name: Timestamp, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
+	{ID: 1107, Name: Timespan, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
+	{ID: 1108, Name: DataAmount, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
+	{ID: 1109, Name: Percentage, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 1110, Name: Frequency, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 1111, Name: MemoryAddress, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 1112, Name: Unsigned, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 1113, Name: StackTraceAnno, SuperType: SuperAnnotation, Fields: value(Boolean)},
+	{ID: 1114, Name: Enabled, SuperType: SuperAnnotation, Fields: value(Boolean)},
+	{ID: 1115, Name: Threshold, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 1116, Name: Period, SuperType: SuperAnnotation, Fields: value(String)},
+	{ID: 1117, Name: Relational, SuperType: SuperAnnotation},
+	{ID: 1118, Name: TransitionFrom, SuperType: SuperAnnotation},
+	{ID: 1119, Name: TransitionTo, SuperType: SuperAnnotation},
 
-	{ID: 200, Name: Thread, Annotations: []Annotation{label("Thread")}, Fields: []Field{
+	{ID: 1200, Name: Thread, Annotations: []Annotation{label("Thread")}, Fields: []Field{
 		f("osName", String, "OS Thread Name"),
 		f("osThreadId", Long, "OS Thread Id"),
 		f("javaName", String, "Java Thread Name"),
 		f("javaThreadId", Long, "Java Thread Id"),
 		cp("group", ThreadGroup, "Java Thread Group"),
 	}},
-	{ID: 201, Name: ThreadGroup, Annotations: []Annotation{label("Thread Group")}, Fields: []Field{
+	{ID: 1201, Name: ThreadGroup, Annotations: []Annotation{label("Thread Group")}, Fields: []Field{
 		cp("parent", ThreadGroup, "Parent"),
 		f("name", String, "Name"),
 	}},
-	{ID: 202, Name: Class, Annotations: []Annotation{label("Java Class")}, Fields: []Field{
+	{ID: 1202, Name: Class, Annotations: []Annotation{label("Java Class")}, Fields: []Field{
 		cp("classLoader", ClassLoader, "Class Loader"),
 		cp("name", Symbol, "Name"),
 		cp("package", Package, "Package"),
 		f("modifiers", Int, "Access Modifiers"),
 		f("hidden", Boolean, "Hidden"),
 	}},
-	{ID: 203, Name: ClassLoader, Annotations: []Annotation{label("Java Class Loader")}, Fields: []Field{
+	{ID: 1203, Name: ClassLoader, Annotations: []Annotation{label("Java Class Loader")}, Fields: []Field{
 		cp("type", Class, "Type"),
 		cp("name", Symbol, "Name"),
 	}},
-	{ID: 204, Name: Method, Annotations: []Annotation{label("Java Method")}, Fields: []Field{
+	{ID: 1204, Name: Method, Annotations: []Annotation{label("Java Method")}, Fields: []Field{
 		cp("type", Class, "Type"),
 		cp("name", Symbol, "Name"),
 		cp("descriptor", Symbol, "Descriptor"),
 		f("modifiers", Int, "Access Modifiers"),
 		f("hidden", Boolean, "Hidden"),
 	}},
-	{ID: 205, Name: Symbol, SimpleType: true, Annotations: []Annotation{label("Symbol")}, Fields: []Field{
+	{ID: 1205, Name: Symbol, SimpleType: true, Annotations: []Annotation{label("Symbol")}, Fields: []Field{
 		f("string", String, "String"),
 	}},
-	{ID: 206, Name: Package, Annotations: []Annotation{label("Package")}, Fields: []Field{
+	{ID: 1206, Name: Package, Annotations: []Annotation{label("Package")}, Fields: []Field{
 		cp("name", Symbol, "Name"),
 		cp("module", Module, "Module"),
 		f("exported", Boolean, "Exported"),
 	}},
-	{ID: 207, Name: Module, Annotations: []Annotation{label("Module")}, Fields: []Field{
+	{ID: 1207, Name: Module, Annotations: []Annotation{label("Module")}, Fields: []Field{
 		cp("name", Symbol, "Name"),
 		cp("version", Symbol, "Version"),
 		cp("location", Symbol, "Location"),
 		cp("classLoader", ClassLoader, "Class Loader"),
 	}},
-	{ID: 208, Name: StackTrace, Annotations: []Annotation{label("Stack Trace")}, Fields: []Field{
+	{ID: 1208, Name: StackTrace, Annotations: []Annotation{label("Stack Trace")}, Fields: []Field{
 		f("truncated", Boolean, "Truncated"),
 		// Inline structs, not pool keys: that is how the JDK declares it.
 		{Name: "frames", Type: StackFrame, Array: true, Annotations: []Annotation{label("Stack Frames")}},
 	}},
-	{ID: 209, Name: StackFrame, Annotations: []Annotation{label("Stack Frame")}, Fields: []Field{
+	{ID: 1209, Name: StackFrame, Annotations: []Annotation{label("Stack Frame")}, Fields: []Field{
 		cp("method", Method, "Java Method"),
 		f("lineNumber", Int, "Line Number"),
 		f("bytecodeIndex", Int, "Bytecode Index"),
 		cp("type", FrameType, "Frame Type"),
 	}},
-	{ID: 210, Name: FrameType, SimpleType: true, Annotations: []Annotation{label("Frame type")}, Fields: []Field{
+	{ID: 1210, Name: FrameType, SimpleType: true, Annotations: []Annotation{label("Frame type")}, Fields: []Field{
 		f("description", String, "Description"),
 	}},
-	{ID: 211, Name: ThreadState, SimpleType: true, Annotations: []Annotation{label("Java Thread State")}, Fields: []Field{
+	{ID: 1211, Name: ThreadState, SimpleType: true, Annotations: []Annotation{label("Java Thread State")}, Fields: []Field{
 		f("name", String, "Name"),
 	}},
 }
@@ -299,7 +318,7 @@ func Lookup(name string) *Type { return byName[name] }
 // (java.lang.String included).
 func IsPrimitive(name string) bool {
 	t := byName[name]
-	return t != nil && t.ID >= 10 && t.ID <= 18
+	return t != nil && t.ID >= BuiltinFirst+10 && t.ID <= BuiltinFirst+18
 }
 
 // Check validates a set of declarations as a JFR reader would: unique ids

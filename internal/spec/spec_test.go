@@ -10,8 +10,8 @@ func TestTableIsConsistent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ty := range Types {
-		if ty.ID >= FirstUserID {
-			t.Errorf("%s: built-in id %d collides with user ids", ty.Name, ty.ID)
+		if ty.ID < BuiltinFirst || ty.ID >= BuiltinEnd {
+			t.Errorf("%s: built-in id %d outside [%d, %d), where user ids do not go", ty.Name, ty.ID, BuiltinFirst, BuiltinEnd)
 		}
 		for _, fd := range ty.Fields {
 			if fd.ConstantPool && Lookup(fd.Type) == nil {
@@ -72,6 +72,20 @@ func TestContentTypes(t *testing.T) {
 		if ty == nil || len(ty.Annotations) != 1 || ty.Annotations[0].Type != ContentType {
 			t.Errorf("%s is not marked with %s", name, ContentType)
 		}
+	}
+}
+
+func TestUserID(t *testing.T) {
+	seen := map[int64]bool{}
+	for n := range 3000 {
+		id := UserID(n)
+		if id < FirstUserID || (id >= BuiltinFirst && id < BuiltinEnd) || seen[id] {
+			t.Fatalf("UserID(%d) = %d: reserved or repeated", n, id)
+		}
+		seen[id] = true
+	}
+	if UserID(107) != 127 {
+		t.Errorf("UserID(107) = %d: the first 108 user types should get one-byte ids", UserID(107))
 	}
 }
 

@@ -12,7 +12,8 @@ type sample struct {
 var sampleType = event.Define[sample](event.Info{Name: "test.Inline"})
 
 func main() {
-	ev := sampleType.Begin()
+	var ev sample
+	sampleType.Begin(&ev)
 	if ev.ShouldCommit() {
 		ev.N = 1
 	}

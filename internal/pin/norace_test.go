@@ -1,5 +1,0 @@
-//go:build !race
-
-package pin
-
-const raceEnabled = false
