@@ -15,8 +15,10 @@ import (
 
 func goid() uint64 { return stack.Goid() }
 
-// commit records the event whose header is h and marks it committed. It is
-// kept out of line so the handle methods inline; h does not escape.
+// commit records the event whose header is h and marks it committed. It
+// is kept out of line so the handle methods inline; h does not escape. It
+// is one function, encoding included, because each call on this path
+// costs a nanosecond or two.
 //
 //go:noinline
 func commit(h *header) {
@@ -29,37 +31,29 @@ func commit(h *header) {
 			return
 		}
 	}
-	if d.Stack.Load() {
-		commitStack(d, h, end)
-		return
-	}
-	write(d, h, end, nil, 0)
-}
-
-// commitStack captures the stack of commit's caller and records the event.
-//
-//go:noinline
-func commitStack(d *batch.Desc, h *header, end int64) {
-	var pcs stack.PCs
-	n := stack.Capture(2, &pcs)
-	write(d, h, end, pcs[:n], batch.StackKey(pcs[:n]))
-}
-
-// write encodes the event into the current P's buffer. Pinned to the P,
-// it is the buffer's only writer: no lock, and one plain store publishes
-// the event to the flusher.
-func write(d *batch.Desc, h *header, end int64, pcs []uintptr, skey uint64) {
 	p := unsafe.Pointer(h)
 	size := d.FixedMax
 	for _, off := range d.Strings {
 		size += len(*(*string)(unsafe.Add(p, off)))
 	}
 	g := goid()
+	// Pinned to its P, this goroutine is the only writer of the P's buffer
+	// and stack scratch: no lock, and one plain store publishes the event
+	// to the flusher.
 	id := pin.Pin()
 	s := batch.Active()
 	if s == nil {
 		pin.Unpin(id)
 		return
+	}
+	var pcs []uintptr
+	var skey uint64
+	if d.Stack.Load() {
+		if sc := s.Scratch(id); sc != nil {
+			// Skip commit: the stack starts in the caller of Commit.
+			pcs = sc[:stack.Capture(1, sc)]
+			skey = batch.StackKey(pcs)
+		}
 	}
 	b := s.Buffer(id)
 	swapped := false
@@ -74,7 +68,61 @@ func write(d *batch.Desc, h *header, end int64, pcs []uintptr, skey uint64) {
 	if start == 0 {
 		start = clock.Now()
 	}
-	b.Commit(encode(b.Tail(), d, p, start, end, g, skey, size))
+
+	// The record: size, type id, startTime, duration, eventThread,
+	// stackTrace, fields. The size is one byte when the record cannot
+	// exceed 127 bytes, else a 4-byte padded varint. Bytes are stored
+	// through a pointer, without bounds checks: Fits checked that size,
+	// which bounds the record, is free.
+	dst := b.Tail()[:size]
+	out := unsafe.Pointer(unsafe.SliceData(dst))
+	i := 1
+	if size > 127 {
+		i = 4
+	}
+	i = putUvarint(out, i, uint64(d.ID))
+	i = putUvarint(out, i, uint64(start))
+	if d.Timed {
+		i = putUvarint(out, i, uint64(end-start))
+	}
+	i = putUvarint(out, i, g)
+	i = putUvarint(out, i, skey)
+	for _, op := range d.Ops {
+		q := unsafe.Add(p, op.Offset)
+		switch op.Enc {
+		case batch.EncVarint64:
+			i = putUvarint(out, i, *(*uint64)(q))
+		case batch.EncVarint32:
+			i = putUvarint(out, i, uint64(*(*uint32)(q)))
+		case batch.EncString:
+			str := *(*string)(q)
+			if str == "" {
+				*(*byte)(unsafe.Add(out, i)) = 1
+				i++
+			} else {
+				*(*byte)(unsafe.Add(out, i)) = 3
+				i = putUvarint(out, i+1, uint64(len(str)))
+				i += copy(dst[i:], str)
+			}
+		case batch.EncByte:
+			*(*byte)(unsafe.Add(out, i)) = *(*uint8)(q)
+			i++
+		case batch.EncVarint16:
+			i = putUvarint(out, i, uint64(*(*uint16)(q)))
+		case batch.EncFloat32:
+			binary.BigEndian.PutUint32(dst[i:], math.Float32bits(*(*float32)(q)))
+			i += 4
+		case batch.EncFloat64:
+			binary.BigEndian.PutUint64(dst[i:], math.Float64bits(*(*float64)(q)))
+			i += 8
+		}
+	}
+	if size > 127 {
+		leb128.PutPadded(dst[:4], uint64(i))
+	} else {
+		*(*byte)(out) = byte(i)
+	}
+	b.Commit(i)
 	pin.Unpin(id)
 	if swapped && s.Behind() {
 		runtime.Gosched()
@@ -115,60 +163,29 @@ func refsFit(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer) bool {
 	return true
 }
 
-// encode writes the event record into dst, which has room for max bytes:
-// size, type id, startTime, duration, eventThread, stackTrace, fields. The
-// size is one byte when the record cannot exceed 127 bytes, else a 4-byte
-// padded varint. It returns the record's length.
-func encode(dst []byte, d *batch.Desc, p unsafe.Pointer, start, end int64, g, skey uint64, max int) int {
-	dst = dst[:max]
-	i := 1
-	wide := max > 127
-	if wide {
-		i = 4
+// putUvarint writes v at out+i as JFR's varint (leb128.PutUvarint) and
+// returns the offset after it.
+func putUvarint(out unsafe.Pointer, i int, v uint64) int {
+	if v >= 1<<56 {
+		return putUvarint9(out, i, v)
 	}
-	i += leb128.PutUvarint(dst[i:], uint64(d.ID))
-	i += leb128.PutUvarint(dst[i:], uint64(start))
-	if d.Timed {
-		i += leb128.PutUvarint(dst[i:], uint64(end-start))
+	for v >= 0x80 {
+		*(*byte)(unsafe.Add(out, i)) = byte(v) | 0x80
+		v >>= 7
+		i++
 	}
-	i += leb128.PutUvarint(dst[i:], g)
-	i += leb128.PutUvarint(dst[i:], skey)
-	for k := range d.Fields {
-		f := &d.Fields[k]
-		q := unsafe.Add(p, f.Offset)
-		switch f.Kind {
-		case batch.Int64, batch.Uint64, batch.Thread:
-			i += leb128.PutUvarint(dst[i:], *(*uint64)(q))
-		case batch.Int32, batch.Uint32:
-			i += leb128.PutUvarint(dst[i:], uint64(*(*uint32)(q)))
-		case batch.String:
-			s := *(*string)(q)
-			if s == "" {
-				dst[i] = 1
-				i++
-			} else {
-				dst[i] = 3
-				i++
-				i += leb128.PutUvarint(dst[i:], uint64(len(s)))
-				i += copy(dst[i:], s)
-			}
-		case batch.Bool, batch.Int8, batch.Uint8:
-			dst[i] = *(*uint8)(q)
-			i++
-		case batch.Int16, batch.Uint16:
-			i += leb128.PutUvarint(dst[i:], uint64(*(*uint16)(q)))
-		case batch.Float32:
-			binary.BigEndian.PutUint32(dst[i:], math.Float32bits(*(*float32)(q)))
-			i += 4
-		case batch.Float64:
-			binary.BigEndian.PutUint64(dst[i:], math.Float64bits(*(*float64)(q)))
-			i += 8
-		}
+	*(*byte)(unsafe.Add(out, i)) = byte(v)
+	return i + 1
+}
+
+// putUvarint9 writes a value of 2^56 or more: 9 bytes, the last holding 8
+// bits.
+func putUvarint9(out unsafe.Pointer, i int, v uint64) int {
+	for range 8 {
+		*(*byte)(unsafe.Add(out, i)) = byte(v) | 0x80
+		v >>= 7
+		i++
 	}
-	if wide {
-		leb128.PutPadded(dst[:4], uint64(i))
-	} else {
-		dst[0] = byte(i)
-	}
-	return i
+	*(*byte)(unsafe.Add(out, i)) = byte(v)
+	return i + 1
 }

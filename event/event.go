@@ -122,6 +122,7 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 			Content: content, Kind: k, Offset: sf.Offset,
 		})
 		d.FixedMax += size
+		d.Ops = append(d.Ops, batch.Op{Enc: batch.EncOf(k), Offset: uint32(sf.Offset)})
 		if k == batch.String {
 			d.Strings = append(d.Strings, sf.Offset)
 		}

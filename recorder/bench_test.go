@@ -45,7 +45,7 @@ func emitLoop(t *event.Type[benchEvent], n int) {
 // in at about 400 MB/s in this VM), absorb less than an emit loop produces
 // (over 500 MB/s), so a file recording would measure the disk.
 func record(b *testing.B, body func()) {
-	rec, err := Start(WithRing(256<<20, 0), WithSettings(Settings{
+	rec, err := Start(WithRing(64<<20, 0), WithSettings(Settings{
 		"*": {Enabled: Bool(false)}, "bench.Event": {Enabled: Bool(true)}, "bench.StackEvent": {Enabled: Bool(true)},
 	}))
 	if err != nil {

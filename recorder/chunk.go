@@ -38,8 +38,9 @@ type chunkBuilder struct {
 	symCache  map[uintptr][]frameInfo
 	lostBytes uint64
 	lostEvts  uint64
-	// Keys stay the same across chunks: the JDK's parser reuses a
-	// previous chunk's constant for a key it has seen.
+	// Keys, and the goroutine names under them, stay the same across
+	// chunks: the JDK's parser reuses a previous chunk's constant for a
+	// key it has seen.
 	keys    map[string]uint64
 	threads map[uint64][2]string
 	// One writer serves every chunk: growing a fresh one's buffers to a
@@ -221,9 +222,16 @@ func splitFunc(fn string) (pkg, name string) {
 	return fn[:slash+dot], fn[slash+dot+1:]
 }
 
+// maxThreadNames caps the goroutine names kept from chunk to chunk; past
+// it they are looked up afresh.
+const maxThreadNames = 1 << 16
+
 func (p *pools) thread(g uint64) {
 	info, ok := p.threads[g]
 	if !ok {
+		if len(p.threads) >= maxThreadNames {
+			clear(p.threads)
+		}
 		info[0], info[1] = goroutineThread(g)
 		p.threads[g] = info
 	}
@@ -247,7 +255,9 @@ func (cb *chunkBuilder) frames(pc uintptr) []frameInfo {
 		return f
 	}
 	var out []frameInfo
-	fr := runtime.CallersFrames([]uintptr{pc})
+	// The 0 after pc makes CallersFrames expand the frames inlined at pc
+	// (it does so only for a PC with more after it); it stops at the 0.
+	fr := runtime.CallersFrames([]uintptr{pc, 0})
 	for {
 		f, more := fr.Next()
 		if f.Function != "" {
@@ -264,11 +274,20 @@ func (cb *chunkBuilder) frames(pc uintptr) []frameInfo {
 	return out
 }
 
+// apiPrefix names the functions of package event, which an emitted
+// event's stack starts in when Commit is inlined into the caller.
+const apiPrefix = "github.com/flightrec/flightrec/event."
+
 func (cb *chunkBuilder) stack(p *pools, key uint64, pcs []uintptr) {
 	var frames []jfr.Value
 	fc := p.c[spec.StackFrame]
+	top := true // the stack starts at the program's code, not in Commit
 	for _, pc := range pcs {
 		for _, f := range cb.frames(pc) {
+			if top && strings.HasPrefix(f.fn, apiPrefix) {
+				continue
+			}
+			top = false
 			ft := uint64(1) // JIT compiled
 			if f.inlined {
 				ft = 2

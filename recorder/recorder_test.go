@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -289,3 +290,38 @@ func TestKilled(t *testing.T) {
 
 // spinSink keeps spin's work from being optimised away.
 var spinSink int
+
+// TestNameOutlivesGoroutine checks that a goroutine that names itself,
+// emits, forgets its name and exits is still named in the chunk holding
+// its events, and that stack traces start in the emitting function, not
+// in package event.
+func TestNameOutlivesGoroutine(t *testing.T) {
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"test.Counted": {StackTrace: Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		event.SetGoroutineName("short-lived")
+		defer event.SetGoroutineName("")
+		emitCounted(3)
+	}()
+	<-done
+	var buf bytes.Buffer
+	if err := rec.Dump(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := jfrtool.Print(&out, jfr.NewBytesReader(buf.Bytes(), nil), jfrtool.FormatPretty, jfrtool.PrintOptions{StackDepth: 6}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if n := strings.Count(text, `eventThread = "short-lived"`); n != 3 {
+		t.Errorf("%d events of the named goroutine, want 3:\n%s", n, text)
+	}
+	if n := strings.Count(text, "recorder.emitCounted()"); n != 3 {
+		t.Errorf("%d stacks starting in emitCounted, want 3:\n%s", n, text)
+	}
+}

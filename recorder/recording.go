@@ -69,6 +69,7 @@ type Recording struct {
 	lastHdr  int64 // offset of the last chunk written to file, -1 if none
 	size     int64
 	chunks   []ringChunk
+	spare    []byte // a dropped ring chunk's memory, for the next
 	err      error
 }
 
@@ -142,6 +143,11 @@ func (r *Recording) Dump(w io.Writer) error {
 	theSession.flushNow()
 	r.mu.Lock()
 	var all bytes.Buffer
+	n := 0
+	for _, c := range r.chunks {
+		n += len(c.data)
+	}
+	all.Grow(n)
 	for _, c := range r.chunks {
 		all.Write(c.data)
 	}
@@ -191,7 +197,11 @@ func (r *Recording) deliver(parts [][]byte, end time.Time) {
 		}
 	}
 	if r.cfg.ring {
-		data := make([]byte, 0, size)
+		data := r.spare[:0]
+		if int64(cap(data)) < size {
+			data = make([]byte, 0, size)
+		}
+		r.spare = nil
 		for _, p := range parts {
 			data = append(data, p...)
 		}
@@ -202,8 +212,15 @@ func (r *Recording) deliver(parts [][]byte, end time.Time) {
 		}
 		for len(r.chunks) > 1 && ((r.cfg.maxSize > 0 && total > r.cfg.maxSize) ||
 			(r.cfg.maxAge > 0 && end.Sub(r.chunks[0].end) > r.cfg.maxAge)) {
-			total -= int64(len(r.chunks[0].data))
+			old := r.chunks[0].data
+			total -= int64(len(old))
+			r.chunks[0] = ringChunk{}
 			r.chunks = r.chunks[1:]
+			// Keep the largest dropped chunk's memory for the next one:
+			// a fresh 12 MB chunk is zeroed, and collected, every time.
+			if cap(old) > cap(r.spare) {
+				r.spare = old
+			}
 		}
 	}
 }

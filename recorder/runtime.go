@@ -143,13 +143,22 @@ func (rt *runtimeEvents) startProfile() {
 	rt.profiling = pprof.StartCPUProfile(&rt.prof) == nil
 }
 
+// minProfile is the shortest profile takeSamples ends unless forced:
+// restarting the profiler costs about 1.5 MB of allocation, and a busy
+// recording may cut a chunk every 20 ms.
+const minProfile = time.Second
+
 // takeSamples restarts the CPU profiler and returns the samples of the
 // profile it ends, spread evenly over its time (the profile does not keep
-// sample times).
-func (rt *runtimeEvents) takeSamples() []cpuSample {
+// sample times). Unless forced, it leaves a profile younger than
+// minProfile running and returns nothing: its samples go to a later chunk.
+func (rt *runtimeEvents) takeSamples(force bool) []cpuSample {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if !rt.profiling {
+		return nil
+	}
+	if !force && clock.Now()-rt.profStart < int64(float64(minProfile)*float64(clock.TicksPerSecond())/1e9) {
 		return nil
 	}
 	pprof.StopCPUProfile()

@@ -211,10 +211,12 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 			return
 		}
 	}
-	cut := func(ack chan struct{}) {
+	// A forced cut (on age, on request, at the stop) takes the CPU
+	// samples so far; a cut on size leaves a young profile running.
+	cut := func(ack chan struct{}, force bool) {
 		drain()
 		s.Live(cur.add)
-		jobs <- ss.prepareChunk(s, cur, ack)
+		jobs <- ss.prepareChunk(s, cur, ack, force)
 		// Take the other gathering back: this waits only while the
 		// previous chunk is still being written.
 		cur = <-spare
@@ -231,14 +233,14 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 			cur.add(b)
 			s.Recycle(b)
 			if int64(len(cur.data)) >= size {
-				cut(nil)
+				cut(nil, false)
 			}
 		case <-tick.C:
-			cut(nil)
+			cut(nil, true)
 		case ack := <-ss.flushReq:
-			cut(ack)
+			cut(ack, true)
 		case <-stop:
-			cut(nil)
+			cut(nil, true)
 			return
 		}
 	}
@@ -262,6 +264,11 @@ func newGathered() *gathered {
 // add copies the records of b not yet taken, and its references.
 func (g *gathered) add(b *batch.Buffer) {
 	data, threads, stacks := b.Take()
+	if len(g.data)+len(data) > cap(g.data) {
+		// Double: append's 1.25x steps reallocate a 12 MB chunk's
+		// records a dozen times on the way.
+		g.data = slices.Grow(g.data, max(len(data), cap(g.data)))
+	}
 	g.data = append(g.data, data...)
 	for _, id := range threads {
 		if _, ok := g.seenGs[id]; !ok {
@@ -305,6 +312,7 @@ func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare cha
 	defer close(written)
 	for j := range jobs {
 		ss.writeChunk(cb, j.in)
+		batch.SweepNames()
 		j.in.recs.reset()
 		spare <- j.in.recs
 		if j.ack != nil {
@@ -326,7 +334,7 @@ func (ss *session) chunkLimits() (time.Duration, int64) {
 
 // prepareChunk ends the current chunk now: it takes what the chunk holds
 // besides the gathered records (recordings, settings, CPU samples).
-func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struct{}) chunkJob {
+func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struct{}, force bool) chunkJob {
 	end := clock.Now()
 	ss.mu.Lock()
 	recordings := slices.Clone(ss.recordings)
@@ -336,7 +344,7 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struc
 	ss.mu.Unlock()
 	var samples []cpuSample
 	if ss.runtime != nil {
-		samples = ss.runtime.takeSamples()
+		samples = ss.runtime.takeSamples(force)
 	}
 	return chunkJob{in: chunkInput{
 		start: start, end: end, recs: recs, recordings: recordings, settings: merged,

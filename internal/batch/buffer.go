@@ -142,8 +142,9 @@ func (b *Buffer) Take() (records []byte, threads []uint64, stacks []uintptr) {
 // about 1 in 100,000), never 0.
 func StackKey(pcs []uintptr) uint64 { return stack.Hash(pcs)&(1<<42-1) | 1 }
 
-// Slot holds the buffer of one P.
+// Slot holds the buffer of one P, and room to capture a stack trace in.
 type Slot struct {
-	buf atomic.Pointer[Buffer]
-	_   [56]byte // keep slots on separate cache lines
+	buf     atomic.Pointer[Buffer]
+	scratch stack.PCs
+	_       [56]byte // keep slots on separate cache lines
 }

@@ -37,6 +37,51 @@ type Field struct {
 	Offset      uintptr // in the event struct
 }
 
+// Op is how to encode one field: its encoding and offset in the event
+// struct.
+type Op struct {
+	Enc    Enc
+	Offset uint32
+}
+
+// Enc is how a field's value is written. There are fewer than eight, so a
+// switch on them compiles to compare-and-branch, which predicts well,
+// rather than a jump table, whose indirect jump mispredicts in VMs that
+// restrict indirect-branch prediction.
+type Enc uint8
+
+// Encodings.
+const (
+	EncVarint64 Enc = iota + 1 // long, unsigned long, Thread reference
+	EncVarint32
+	EncVarint16
+	EncByte // boolean, byte
+	EncString
+	EncFloat32
+	EncFloat64
+)
+
+// EncOf returns the encoding of a kind.
+func EncOf(k Kind) Enc {
+	switch k {
+	case Int64, Uint64, Thread:
+		return EncVarint64
+	case Int32, Uint32:
+		return EncVarint32
+	case Int16, Uint16:
+		return EncVarint16
+	case Bool, Int8, Uint8:
+		return EncByte
+	case String:
+		return EncString
+	case Float32:
+		return EncFloat32
+	case Float64:
+		return EncFloat64
+	}
+	return 0
+}
+
 // Desc is an event type: its definition and its live settings, which the
 // recorder changes while events are emitted.
 type Desc struct {
@@ -50,8 +95,11 @@ type Desc struct {
 	// FixedMax bounds the encoded size of an event without its strings'
 	// bytes.
 	FixedMax int
-	// Strings holds the offsets of the string fields, whose lengths add to
-	// FixedMax; Refs tells whether a field refers to a goroutine.
+	// Ops lists the fields' kinds and offsets in order, compactly, for the
+	// encoder's loop. Strings holds the offsets of the string fields, whose
+	// lengths add to FixedMax; Refs tells whether a field refers to a
+	// goroutine.
+	Ops     []Op
 	Strings []uintptr
 	Refs    bool
 	// DefaultOff and DefaultStack are the definition's defaults.

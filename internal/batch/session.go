@@ -2,6 +2,8 @@ package batch
 
 import (
 	"sync/atomic"
+
+	"github.com/flightrec/flightrec/internal/stack"
 )
 
 // Session connects the emit path to one running recorder.
@@ -43,6 +45,15 @@ func Activate(s *Session) { active.Store(s) }
 func (s *Session) Buffer(id int) *Buffer {
 	if uint(id) < uint(len(s.slots)) {
 		return s.slots[id].buf.Load()
+	}
+	return nil
+}
+
+// Scratch returns P id's room for a stack trace, or nil if id is out of
+// range. The caller is pinned to P id.
+func (s *Session) Scratch(id int) *stack.PCs {
+	if uint(id) < uint(len(s.slots)) {
+		return &s.slots[id].scratch
 	}
 	return nil
 }

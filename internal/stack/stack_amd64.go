@@ -35,21 +35,24 @@ func findGoidOffset() int {
 }
 
 // Goid returns the calling goroutine's id.
-//
-//go:nosplit
-//go:nocheckptr
 func Goid() uint64 {
 	if goidOffset >= 0 {
-		return *(*uint64)(unsafe.Add(getg(), goidOffset))
+		return goidAt()
 	}
 	return goidSlow()
 }
 
+// goidAt loads the word at goidOffset in the current g: one call on the
+// emit path, where getg and a load in Go would be two.
+func goidAt() uint64
+
 // Capture stores the return addresses of the calling function's callers,
 // skipping skip frames above Capture's caller (skip 0: the first PC is in
 // Capture's caller), and returns how many it stored. It follows the frame
-// pointers the Go compiler keeps on amd64.
+// pointers the Go compiler keeps on amd64. It is never inlined, so that
+// skip counts from a frame of its own.
 //
+//go:noinline
 //go:nosplit
 //go:nocheckptr
 func Capture(skip int, pcs *PCs) int {
