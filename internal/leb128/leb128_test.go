@@ -7,6 +7,9 @@ import (
 
 func TestRoundTrip(t *testing.T) {
 	values := []uint64{0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 1<<28 - 1, 1 << 28, 1<<56 - 1, 1 << 56, math.MaxUint32, math.MaxUint64}
+	for k := 1; k < 64; k++ { // every length's edges, and a value in between
+		values = append(values, 1<<k-1, 1<<k, 1<<k|0x5555555555555555&(1<<k-1))
+	}
 	for _, v := range values {
 		b := AppendUvarint(nil, v)
 		if len(b) != Len(v) {
@@ -20,6 +23,7 @@ func TestRoundTrip(t *testing.T) {
 		if n := PutUvarint(put[:], v); string(put[:n]) != string(b) {
 			t.Errorf("PutUvarint(%#x) wrote % x, AppendUvarint % x", v, put[:n], b)
 		}
+
 		if _, n := Uvarint(b[:len(b)-1]); n != 0 {
 			t.Errorf("truncated encoding of %#x decoded with n=%d", v, n)
 		}
