@@ -99,6 +99,9 @@ func commit(h *header) {
 			if str == "" {
 				*(*byte)(unsafe.Add(out, i)) = 1
 				i++
+			} else if k := b.StringKey(str); k != 0 {
+				*(*byte)(unsafe.Add(out, i)) = 2
+				i = putUvarint(out, i+1, k)
 			} else {
 				*(*byte)(unsafe.Add(out, i)) = 3
 				i = putUvarint(out, i+1, uint64(len(str)))

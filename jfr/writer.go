@@ -52,6 +52,8 @@ type Writer struct {
 	chunkStart int64 // ticks
 	nextStart  int64 // ticks at which the next chunk starts
 	events     []byte
+	adopted    [][]byte // records written before events (AdoptRecords)
+	adoptedLen int
 	pools      []*poolBuf // in order of first use
 	poolOf     map[*Class]*poolBuf
 	poolsMD    *Metadata // the metadata whose classes key poolOf
@@ -140,7 +142,7 @@ func (w *Writer) SetMetadata(md *Metadata) error {
 	if md == w.md {
 		return nil
 	}
-	if w.open && (len(w.events) > 0 || w.nconst > 0) {
+	if w.open && (len(w.events) > 0 || w.adoptedLen > 0 || w.nconst > 0) {
 		return errors.New("jfr: SetMetadata while a chunk holds events or constants; call EndChunk first")
 	}
 	w.md = md
@@ -188,6 +190,8 @@ func (w *Writer) begin() error {
 	w.open = true
 	w.chunkStart = w.nextStart
 	w.events = w.events[:0]
+	clear(w.adopted)
+	w.adopted, w.adoptedLen = w.adopted[:0], 0
 	w.nconst = 0
 	if w.poolsMD != w.md {
 		// Pools are per class; a pending chunk of the old metadata has
@@ -329,26 +333,28 @@ func (w *Writer) WriteRecords(recs []byte) error {
 	return nil
 }
 
-// AdoptRecords is WriteRecords without the copy and without the check,
-// for a recorder that encodes and gathers a chunk's records itself: the
-// open chunk must hold no events yet, and recs becomes its event buffer
-// (later events are appended to it), so the caller must leave recs alone
-// until the chunk is written. It returns the Writer's previous event
-// buffer, emptied, for the caller to reuse.
+// AdoptRecords adds complete event records to the open chunk without
+// copying or checking them, for a recorder that encodes and gathers a
+// chunk's records itself: the Writer writes the slices as they are when
+// the chunk is written out, before the chunk's other events, so the caller
+// must leave them unchanged until then (Flush, the next chunk, or Close).
 //
-// The framing of recs is the caller's to get right. Checking it would
-// follow each record's size to the next: a chain of dependent loads that
-// runs at memory latency, about 10 ns a record once a chunk outgrows the
-// cache, which costs a recorder more than the rest of writing the chunk.
-func (w *Writer) AdoptRecords(recs []byte) (spare []byte, err error) {
+// The framing of the records is the caller's to get right. Checking it
+// would follow each record's size to the next: a chain of dependent loads
+// that runs at memory latency, about 10 ns a record once a chunk outgrows
+// the cache, which costs a recorder more than the rest of writing the
+// chunk.
+func (w *Writer) AdoptRecords(parts ...[]byte) error {
 	if err := w.ensureOpen(); err != nil {
-		return nil, err
+		return err
 	}
-	if len(w.events) > 0 {
-		return nil, errors.New("jfr: AdoptRecords on a chunk that holds events")
+	for _, p := range parts {
+		if len(p) > 0 {
+			w.adopted = append(w.adopted, p)
+			w.adoptedLen += len(p)
+		}
 	}
-	spare, w.events = w.events[:0], recs
-	return spare, nil
+	return nil
 }
 
 // checkRecords checks that the record sizes cover recs exactly and that no
@@ -439,7 +445,7 @@ func (w *Writer) finish(endTicks int64) {
 	w.mdRecord = AppendRecord(w.mdRecord[:0], 0, md)
 	w.scratch = md
 
-	cpOff := int64(HeaderSize + len(w.events))
+	cpOff := int64(HeaderSize + w.adoptedLen + len(w.events))
 	mdOff := cpOff + int64(cpSize)
 	h := w.header[:]
 	be := binary.BigEndian
@@ -479,7 +485,8 @@ func (w *Writer) flushPending(final bool) error {
 	if final {
 		binary.BigEndian.PutUint16(w.header[66:], FlagCompressedInts|FlagFinalChunk)
 	}
-	parts := [][]byte{w.header[:], w.events, w.cpHead}
+	parts := append([][]byte{w.header[:]}, w.adopted...)
+	parts = append(parts, w.events, w.cpHead)
 	for _, p := range w.pools {
 		if p.count > 0 {
 			parts = append(parts, p.head, p.data)

@@ -599,28 +599,29 @@ func TestWriterFlush(t *testing.T) {
 	}
 }
 
-// TestWriterAdoptRecords hands a chunk's records to the Writer without a
-// copy, then appends an event to them.
+// TestWriterAdoptRecords hands a chunk's records to the Writer in pieces,
+// without a copy, then adds an event after them.
 func TestWriterAdoptRecords(t *testing.T) {
 	md := testTypes(t)
 	inst := class(t, md, "go.Instant")
 	var buf bytes.Buffer
 	w := NewWriter(&buf, nil)
 	must(t, w.SetMetadata(md))
-	recs := AppendRecord(AppendRecord(make([]byte, 0, 64), inst.ID, []byte{10, 20}), inst.ID, []byte{30, 40})
-	spare, err := w.AdoptRecords(recs)
-	must(t, err)
-	if len(spare) != 0 {
-		t.Errorf("spare holds %d bytes", len(spare))
+	a := AppendRecord(nil, inst.ID, []byte{10, 20})
+	b := AppendRecord(AppendRecord(nil, inst.ID, []byte{30, 40}), inst.ID, []byte{50, 60})
+	must(t, w.AdoptRecords(a, nil, b))
+	must(t, w.WriteEvent(inst, []Value{IntValue(KindLong, 70), IntValue(KindLong, 80)}))
+	if err := w.SetMetadata(testTypes(t)); err == nil {
+		t.Error("SetMetadata accepted while the chunk holds adopted records")
 	}
-	must(t, w.WriteEvent(inst, []Value{IntValue(KindLong, 50), IntValue(KindLong, 60)}))
-	if _, err := w.AdoptRecords(recs[:0]); err == nil {
-		t.Error("AdoptRecords on a chunk with events succeeded")
-	}
+	must(t, w.EndChunk(w.Now()))
+	must(t, w.Flush())
+	// The next chunk holds none of them.
+	must(t, w.WriteEvent(inst, []Value{IntValue(KindLong, 90), IntValue(KindLong, 100)}))
 	must(t, w.Close())
 	var got []int64
 	readEvents(t, buf.Bytes(), func(ev *Event) { got = append(got, ev.Fields[0].Int(), ev.Fields[1].Int()) })
-	if want := []int64{10, 20, 30, 40, 50, 60}; !equalInts(got, want) {
+	if want := []int64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}; !equalInts(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }

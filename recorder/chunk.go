@@ -353,7 +353,7 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 	}
 	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, added: map[string]bool{},
 		threads: cb.threads}
-	for _, n := range []string{spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol,
+	for _, n := range []string{spec.String, spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol,
 		spec.Package, spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState} {
 		p.c[n] = cb.md.ClassByName(n)
 	}
@@ -361,13 +361,16 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 	p.add(spec.FrameType, 2, jfr.StringValue(spec.FrameTypes[2]))
 	threads := map[uint64]bool{}
 	stacks := map[uint64]bool{}
-	// The writer takes the gathered records as they are and gives back
-	// its previous buffer, for the gathering to fill next time.
-	spare, err := w.AdoptRecords(in.recs.data)
-	if err != nil {
+	// The writer takes the gathered records where they are.
+	if err := w.AdoptRecords(in.recs.parts...); err != nil {
 		return err
 	}
-	in.recs.data = spare
+	if err := w.AdoptRecords(in.recs.copied); err != nil {
+		return err
+	}
+	for _, k := range in.recs.strs {
+		p.add(spec.String, k, jfr.StringValue(batch.Interned(k)))
+	}
 	for _, g := range in.recs.threads {
 		if !threads[g] {
 			threads[g] = true

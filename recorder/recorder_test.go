@@ -33,6 +33,7 @@ type allKinds struct {
 	F32 float32         `label:"Float32" content:"percentage"`
 	F64 float64         `label:"Float64"`
 	S   string          `label:"String"`
+	L   string          `label:"Repeated String"` // pooled from its second use
 	D   int64           `label:"Millis" content:"ms"`
 	G   event.Goroutine `label:"Other Goroutine"`
 }
@@ -98,6 +99,7 @@ func TestInterop(t *testing.T) {
 			ev.B, ev.I8, ev.I16, ev.I32, ev.I64 = i%2 == 0, -8, -16, -32, -64<<20
 			ev.U8, ev.U16, ev.U32, ev.U64 = 200, 60000, 4000000000, 1<<63+5
 			ev.F32, ev.F64, ev.S, ev.D, ev.G = 0.25, -1.5e300, fmt.Sprintf("é-%d", i), 1500, og
+			ev.L = "the same literal, é"
 		}
 		ev.Commit()
 	}
@@ -121,6 +123,10 @@ func TestInterop(t *testing.T) {
 	var ours bytes.Buffer
 	if err := jfrtool.Print(&ours, jfr.NewBytesReader(data, nil), jfrtool.FormatJSON, jfrtool.PrintOptions{StackDepth: 5}); err != nil {
 		t.Fatal(err)
+	}
+	if n := strings.Count(ours.String(), `"l": "the same literal, \u00e9"`); n != 20 {
+		os.WriteFile(filepath.Join(os.TempDir(), "interop-ours.json"), ours.Bytes(), 0o644)
+		t.Errorf("the pooled string appears %d times, want 20", n)
 	}
 	jfrBin, err := exec.LookPath("jfr")
 	if err != nil {

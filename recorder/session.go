@@ -181,18 +181,21 @@ func (ss *session) flushNow() {
 	}
 }
 
-// flusher gathers the records of full buffers into the chunk being built
-// (copying them out, so each buffer is recycled as soon as it arrives and
-// emitters keep finding empty ones) and cuts a chunk every maxChunkAge,
-// when the gathered records reach maxChunkSize, on request, and when
-// stopped. A cut chunk is encoded and delivered by chunkWriter, so the
-// flusher goes on draining buffers meanwhile.
+// flusher gathers the full buffers into the chunk being built, which
+// writes their records in place, and cuts a chunk every maxChunkAge, when
+// the gathered records reach maxChunkSize or hold a third of the buffers,
+// on request, and when stopped. At a cut it copies what the buffers still
+// being filled hold. A cut chunk is encoded and delivered by chunkWriter,
+// which then recycles its buffers, so the flusher goes on gathering
+// meanwhile.
 func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}) {
 	defer close(done)
 	age, size := ss.chunkLimits()
 	tick := time.NewTicker(age)
 	defer tick.Stop()
-	// Two gatherings alternate: one filling here, one being written.
+	// Two gatherings alternate: one filling here, one being written. Each
+	// holds at most a third of the buffers, so the emitters have a third.
+	holdLimit := s.Buffers() / 3
 	spare := make(chan *gathered, 1)
 	spare <- newGathered()
 	jobs := make(chan chunkJob, 1)
@@ -203,8 +206,7 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		for {
 			select {
 			case b := <-s.Full:
-				cur.add(b)
-				s.Recycle(b)
+				cur.hold(b)
 				continue
 			default:
 			}
@@ -215,7 +217,7 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	// samples so far; a cut on size leaves a young profile running.
 	cut := func(ack chan struct{}, force bool) {
 		drain()
-		s.Live(cur.add)
+		s.Live(cur.copyLive)
 		jobs <- ss.prepareChunk(s, cur, ack, force)
 		// Take the other gathering back: this waits only while the
 		// previous chunk is still being written.
@@ -230,9 +232,8 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	for {
 		select {
 		case b := <-s.Full:
-			cur.add(b)
-			s.Recycle(b)
-			if int64(len(cur.data)) >= size {
+			cur.hold(b)
+			if cur.size >= size || len(cur.held) >= holdLimit {
 				cut(nil, false)
 			}
 		case <-tick.C:
@@ -246,58 +247,89 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	}
 }
 
-// gathered holds the records of the buffers received for one chunk and
-// the goroutines and stack traces they refer to, each once.
+// gathered holds the records of one chunk, and the goroutines, stack
+// traces and pooled strings they refer to, each once.
 type gathered struct {
-	data    []byte
-	threads []uint64
+	held   []*batch.Buffer // full buffers, written in place
+	parts  [][]byte        // their records
+	copied []byte          // records copied from buffers being filled
+	size   int64           // bytes of records
 	// stacks is key, depth, pcs..., key, depth, pcs...
+	threads   []uint64
 	stacks    []uintptr
+	strs      []uint64 // keys of pooled strings
 	seenGs    map[uint64]struct{}
 	seenStack map[uint64]struct{}
+	seenStr   map[uint64]struct{}
 }
 
 func newGathered() *gathered {
-	return &gathered{seenGs: map[uint64]struct{}{}, seenStack: map[uint64]struct{}{}}
+	return &gathered{seenGs: map[uint64]struct{}{}, seenStack: map[uint64]struct{}{}, seenStr: map[uint64]struct{}{}}
 }
 
-// add copies the records of b not yet taken, and its references.
-func (g *gathered) add(b *batch.Buffer) {
-	data, threads, stacks := b.Take()
-	if len(g.data)+len(data) > cap(g.data) {
-		// Double: append's 1.25x steps reallocate a 12 MB chunk's
-		// records a dozen times on the way.
-		g.data = slices.Grow(g.data, max(len(data), cap(g.data)))
-	}
-	g.data = append(g.data, data...)
-	for _, id := range threads {
+// hold keeps a full buffer for the chunk, its records not yet taken
+// written in place.
+func (g *gathered) hold(b *batch.Buffer) {
+	t := b.Take()
+	g.held = append(g.held, b)
+	g.parts = append(g.parts, t.Records)
+	g.size += int64(len(t.Records))
+	g.refs(t)
+}
+
+// copyLive copies the published records of a buffer still being filled.
+func (g *gathered) copyLive(b *batch.Buffer) {
+	t := b.Take()
+	g.copied = append(g.copied, t.Records...)
+	g.size += int64(len(t.Records))
+	g.refs(t)
+}
+
+func (g *gathered) refs(t batch.Taken) {
+	for _, id := range t.Threads {
 		if _, ok := g.seenGs[id]; !ok {
 			g.seenGs[id] = struct{}{}
 			g.threads = append(g.threads, id)
 		}
 	}
-	for i := 0; i < len(stacks); {
-		key, n := uint64(stacks[i]), int(stacks[i+1])
+	for i := 0; i < len(t.Stacks); {
+		key, n := uint64(t.Stacks[i]), int(t.Stacks[i+1])
 		if _, ok := g.seenStack[key]; !ok {
 			g.seenStack[key] = struct{}{}
-			g.stacks = append(g.stacks, stacks[i:i+2+n]...)
+			g.stacks = append(g.stacks, t.Stacks[i:i+2+n]...)
 		}
 		i += 2 + n
 	}
+	for _, k := range t.Strings {
+		if _, ok := g.seenStr[k]; !ok {
+			g.seenStr[k] = struct{}{}
+			g.strs = append(g.strs, k)
+		}
+	}
 }
 
-// maxKeptData caps the buffers kept from one chunk to the next.
-const maxKeptData = 32 << 20
+// maxKeptCopy caps the copy buffer kept from one chunk to the next.
+const maxKeptCopy = 4 << 20
 
-func (g *gathered) reset() {
-	if cap(g.data) > maxKeptData {
-		g.data = nil
+// reset recycles the held buffers and empties g.
+func (g *gathered) reset(s *batch.Session) {
+	for _, b := range g.held {
+		s.Recycle(b)
 	}
-	g.data = g.data[:0]
+	clear(g.held)
+	clear(g.parts)
+	g.held, g.parts = g.held[:0], g.parts[:0]
+	if cap(g.copied) > maxKeptCopy {
+		g.copied = nil
+	}
+	g.copied = g.copied[:0]
+	g.size = 0
 	g.threads = g.threads[:0]
 	g.stacks = g.stacks[:0]
+	g.strs = g.strs[:0]
 	clear(g.seenGs)
 	clear(g.seenStack)
+	clear(g.seenStr)
 }
 
 // chunkJob is a cut chunk waiting to be encoded and delivered.
@@ -313,7 +345,7 @@ func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare cha
 	for j := range jobs {
 		ss.writeChunk(cb, j.in)
 		batch.SweepNames()
-		j.in.recs.reset()
+		j.in.recs.reset(j.in.dropped)
 		spare <- j.in.recs
 		if j.ack != nil {
 			close(j.ack)

@@ -31,15 +31,18 @@ type Buffer struct {
 	nstacks             int
 	threadSet           [setSize]uint64
 	stackSet            [setSize]uint64
+	strCache            [strCacheSize]strSlot
+	nstrs               int
 
-	// committed packs n | nthreads<<20 | nstack<<32 as of the last
-	// complete event; the writer publishes it, the flusher loads it.
+	// committed packs n | nthreads<<20 | nstack<<32 | nstrs<<48 as of the
+	// last complete event; the writer publishes it, the flusher loads it.
 	committed uint64
 	// taken is how many bytes the flusher has taken; only it uses it.
 	taken int
 
 	data    [BufferSize]byte
 	threads [setLimit]uint64 // goroutine ids the events refer to, each once
+	strs    [setLimit]uint64 // keys of the pooled strings they refer to
 	// stacks holds the stack traces the events refer to, each once, as
 	// key, depth, pcs..., key, depth, pcs...
 	stacks [stackWords]uintptr
@@ -51,10 +54,11 @@ func NewBuffer() *Buffer { return new(Buffer) }
 // Reset empties b for reuse. Only the flusher calls it, on a buffer no P
 // holds.
 func (b *Buffer) Reset() {
-	b.n, b.nthreads, b.nstack, b.nstacks = 0, 0, 0, 0
+	b.n, b.nthreads, b.nstack, b.nstacks, b.nstrs = 0, 0, 0, 0, 0
 	b.lastG = 0
 	b.threadSet = [setSize]uint64{}
 	b.stackSet = [setSize]uint64{}
+	b.strCache = [strCacheSize]strSlot{}
 	atomic.StoreUint64(&b.committed, 0)
 	b.taken = 0
 }
@@ -69,7 +73,7 @@ func (b *Buffer) Tail() []byte { return b.data[b.n:] }
 // new extent to the flusher.
 func (b *Buffer) Commit(n int) {
 	b.n += n
-	publish(&b.committed, uint64(b.n)|uint64(b.nthreads)<<20|uint64(b.nstack)<<32)
+	publish(&b.committed, uint64(b.n)|uint64(b.nthreads)<<20|uint64(b.nstack)<<32|uint64(b.nstrs)<<48)
 }
 
 // Len returns the bytes used, for tests.
@@ -125,16 +129,25 @@ func (b *Buffer) AddStack(key uint64, pcs []uintptr) bool {
 	}
 }
 
+// Taken is what Take returns.
+type Taken struct {
+	Records []byte
+	Threads []uint64 // goroutine ids
+	Stacks  []uintptr
+	Strings []uint64 // keys of pooled strings (Interned)
+}
+
 // Take returns the records published since the last Take and every
-// goroutine and stack the buffer's events refer to so far (a chunk's
-// constant pools need them again even if an earlier chunk had them). The
-// writer may go on filling the buffer meanwhile. Only the flusher calls it.
-func (b *Buffer) Take() (records []byte, threads []uint64, stacks []uintptr) {
+// goroutine, stack and pooled string the buffer's events refer to so far
+// (a chunk's constant pools need them again even if an earlier chunk had
+// them). The writer may go on filling the buffer meanwhile. Only the
+// flusher calls it.
+func (b *Buffer) Take() Taken {
 	c := atomic.LoadUint64(&b.committed)
-	n, nt, ns := int(c&(1<<20-1)), int(c>>20&(1<<12-1)), int(c>>32)
-	records = b.data[b.taken:n:n]
+	n, nt, ns, nk := int(c&(1<<20-1)), int(c>>20&(1<<12-1)), int(c>>32&(1<<16-1)), int(c>>48)
+	t := Taken{Records: b.data[b.taken:n:n], Threads: b.threads[:nt:nt], Stacks: b.stacks[:ns:ns], Strings: b.strs[:nk:nk]}
 	b.taken = n
-	return records, b.threads[:nt:nt], b.stacks[:ns:ns]
+	return t
 }
 
 // StackKey is the pool key of a stack: 42 bits of its hash (6-byte

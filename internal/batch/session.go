@@ -86,6 +86,9 @@ func (s *Session) Swap(id int) *Buffer {
 // out and events are dropped.
 func (s *Session) Behind() bool { return len(s.free) < cap(s.free)/4 }
 
+// Buffers returns how many buffers the session has.
+func (s *Session) Buffers() int { return cap(s.free) }
+
 // Drop counts an event of about n bytes that could not be recorded.
 func (s *Session) Drop(n int) {
 	s.DroppedEvents.Add(1)
