@@ -23,24 +23,45 @@ func goid() uint64 { return stack.Goid() }
 //go:noinline
 func commit(h *header) {
 	d := h.d
-	h.d = nil
-	end := h.end
-	if d.Timed && end == 0 {
-		end = clock.Now()
-		if end-h.start < d.Threshold.Load() {
+	start, end := h.start, h.end
+	// Committed: a later Begin of the same variable starts afresh.
+	h.d, h.start, h.end = nil, 0, 0
+	// The goroutine id, and the time if the event still needs one (an
+	// Instant's, a Timed event's end), in one call where possible.
+	var now int64
+	var g uint64
+	needNow := (d.Timed && end == 0) || (!d.Timed && start == 0)
+	switch {
+	case stack.GoidFast && clock.GWord && needNow:
+		now, g = clock.NowAndGWord(stack.GoidOffset())
+	case stack.GoidFast:
+		g = stack.GoidAt()
+	default:
+		g = stack.Goid()
+		if needNow {
+			now = clock.Now()
+		}
+	}
+	if d.Timed {
+		if end == 0 {
+			end = now
+		}
+		if end-start < d.Threshold.Load() {
 			return
 		}
+	} else if start == 0 {
+		start = now
 	}
 	p := unsafe.Pointer(h)
 	size := d.FixedMax
 	for _, off := range d.Strings {
 		size += len(*(*string)(unsafe.Add(p, off)))
 	}
-	g := goid()
 	// Pinned to its P, this goroutine is the only writer of the P's buffer
 	// and stack scratch: no lock, and one plain store publishes the event
 	// to the flusher.
 	id := pin.Pin()
+	b := batch.Current(id)
 	s := batch.Active()
 	if s == nil {
 		pin.Unpin(id)
@@ -55,7 +76,6 @@ func commit(h *header) {
 			skey = batch.StackKey(pcs)
 		}
 	}
-	b := s.Buffer(id)
 	swapped := false
 	if b == nil || !b.Fits(size) || !b.AddThread(g) || (skey != 0 && !b.AddStack(skey, pcs)) || (d.Refs && !refsFit(b, d, p)) {
 		if b = swap(s, id, d, p, g, pcs, skey, size); b == nil {
@@ -63,10 +83,6 @@ func commit(h *header) {
 			return
 		}
 		swapped = true
-	}
-	start := h.start
-	if start == 0 {
-		start = clock.Now()
 	}
 
 	// The record: size, type id, startTime, duration, eventThread,
@@ -99,7 +115,13 @@ func commit(h *header) {
 			if str == "" {
 				*(*byte)(unsafe.Add(out, i)) = 1
 				i++
-			} else if k := b.StringKey(str); k != 0 {
+				continue
+			}
+			k := b.CachedKey(str) // inlined: the common case
+			if k == 0 {
+				k = b.StringKey(str)
+			}
+			if k != 0 {
 				*(*byte)(unsafe.Add(out, i)) = 2
 				i = putUvarint(out, i+1, k)
 			} else {

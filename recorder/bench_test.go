@@ -3,8 +3,10 @@ package recorder
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"io"
 	"runtime/trace"
+	"slices"
 	"testing"
 
 	"github.com/flightrec/flightrec/event"
@@ -147,6 +149,83 @@ func BenchmarkPeer(b *testing.B) {
 			_, sp := tr.Start(ctx, "op", oteltrace.WithAttributes(
 				attribute.Int64("n", int64(i)), attribute.String("s", "hello"), attribute.Int("k", 42)))
 			sp.End()
+		}
+	})
+}
+
+// The seed's success metric: a CPU-bound workload with its instrumentation
+// compiled in but disabled runs as fast as without it. Each op is one
+// "request": hash a payload, then sort and sum the hash's bytes; the
+// instrumented handler wraps it in a timed event with three fields.
+
+type requestEvent struct {
+	event.Timed
+	Route string `label:"Route"`
+	Size  int64  `label:"Size" content:"bytes"`
+	Sum   int64  `label:"Checksum"`
+}
+
+var (
+	requestType = event.Define[requestEvent](event.Info{Name: "bench.Request", Label: "Request"})
+	payloads    = func() [][]byte {
+		p := make([][]byte, 64)
+		for i := range p {
+			p[i] = bytes.Repeat([]byte{byte(i), byte(i * 7)}, 256)
+		}
+		return p
+	}()
+	workSink uint64
+)
+
+//go:noinline
+func serve(i int) uint64 {
+	sum := sha256.Sum256(payloads[i&63])
+	s := sum[:]
+	slices.Sort(s)
+	var t uint64
+	for _, b := range s {
+		t = t*31 + uint64(b)
+	}
+	return t
+}
+
+//go:noinline
+func handlePlain(i int) uint64 { return serve(i) }
+
+//go:noinline
+func handleInstrumented(i int) uint64 {
+	var ev requestEvent
+	requestType.Begin(&ev)
+	t := serve(i)
+	if ev.ShouldCommit() {
+		ev.Route, ev.Size, ev.Sum = "/checksum", int64(len(payloads[i&63])), int64(t)
+	}
+	ev.Commit()
+	return t
+}
+
+func BenchmarkWorkload(b *testing.B) {
+	b.Run("plain", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			workSink += handlePlain(i)
+		}
+	})
+	b.Run("instrumented-disabled", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			workSink += handleInstrumented(i)
+		}
+	})
+	b.Run("instrumented-enabled", func(b *testing.B) {
+		rec, err := Start(WithRing(64<<20, 0), WithSettings(Settings{"bench.Request": {Enabled: Bool(true)}}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rec.Stop()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			workSink += handleInstrumented(i)
 		}
 	})
 }

@@ -242,6 +242,7 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 			cut(ack, true)
 		case <-stop:
 			cut(nil, true)
+			s.Release()
 			return
 		}
 	}

@@ -3,13 +3,29 @@ package batch
 import (
 	"sync/atomic"
 
+	"github.com/flightrec/flightrec/internal/pin"
 	"github.com/flightrec/flightrec/internal/stack"
 )
 
+// slots holds each P's buffer. It is global, sized once for every P id
+// pin may return, so the emit path finds its buffer in two dependent
+// loads (the slot, the buffer) rather than four through the session. One
+// session at a time installs buffers in it.
+var slots = make([]Slot, max(256, pin.Shards()))
+
+// Current returns P id's buffer, or nil if it has none (or id is out of
+// range: GOMAXPROCS grew past what the slots were sized for). The caller
+// is pinned to P id.
+func Current(id int) *Buffer {
+	if uint(id) < uint(len(slots)) {
+		return slots[id].buf.Load()
+	}
+	return nil
+}
+
 // Session connects the emit path to one running recorder.
 type Session struct {
-	slots []Slot
-	free  chan *Buffer
+	free chan *Buffer
 	// Full receives buffers that filled up; the flusher drains it.
 	Full chan *Buffer
 
@@ -21,9 +37,8 @@ type Session struct {
 func NewSession(nslots, perSlot int) *Session {
 	n := nslots * (perSlot + 1)
 	s := &Session{
-		slots: make([]Slot, nslots),
-		free:  make(chan *Buffer, n),
-		Full:  make(chan *Buffer, n),
+		free: make(chan *Buffer, n),
+		Full: make(chan *Buffer, n),
 	}
 	for range n {
 		s.free <- NewBuffer()
@@ -40,20 +55,11 @@ func Active() *Session { return active.Load() }
 // Activate makes s the running session (nil: none).
 func Activate(s *Session) { active.Store(s) }
 
-// Buffer returns the buffer of P id, or nil if it has none or id is out of
-// range (GOMAXPROCS grew).
-func (s *Session) Buffer(id int) *Buffer {
-	if uint(id) < uint(len(s.slots)) {
-		return s.slots[id].buf.Load()
-	}
-	return nil
-}
-
 // Scratch returns P id's room for a stack trace, or nil if id is out of
 // range. The caller is pinned to P id.
 func (s *Session) Scratch(id int) *stack.PCs {
-	if uint(id) < uint(len(s.slots)) {
-		return &s.slots[id].scratch
+	if uint(id) < uint(len(slots)) {
+		return &slots[id].scratch
 	}
 	return nil
 }
@@ -61,10 +67,10 @@ func (s *Session) Scratch(id int) *stack.PCs {
 // Swap hands P id's buffer (if any) to the flusher and installs an empty
 // one, returning it, or nil if none is free. The caller is pinned to P id.
 func (s *Session) Swap(id int) *Buffer {
-	if uint(id) >= uint(len(s.slots)) {
+	if uint(id) >= uint(len(slots)) {
 		return nil
 	}
-	slot := &s.slots[id]
+	slot := &slots[id]
 	if b := slot.buf.Load(); b != nil {
 		slot.buf.Store(nil)
 		// Full has room for every buffer, so this never blocks.
@@ -107,9 +113,17 @@ func (s *Session) Recycle(b *Buffer) {
 // Live calls f with each buffer installed on a P, whose writer may be
 // adding events meanwhile: f takes what is published with Take.
 func (s *Session) Live(f func(*Buffer)) {
-	for i := range s.slots {
-		if b := s.slots[i].buf.Load(); b != nil {
+	for i := range slots {
+		if b := slots[i].buf.Load(); b != nil {
 			f(b)
 		}
+	}
+}
+
+// Release takes the session's buffers out of the slots, after its last
+// Live: the next session starts with empty slots.
+func (s *Session) Release() {
+	for i := range slots {
+		slots[i].buf.Store(nil)
 	}
 }

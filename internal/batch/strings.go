@@ -26,26 +26,34 @@ const (
 const strCacheSize = 64 // power of two
 
 type strSlot struct {
-	p   *byte
-	n   int
-	key uint64 // 0: seen once; noKey: not pooled
+	p       *byte
+	n       int
+	key     uint64 // 0: not pooled
+	refused bool   // not to be pooled: the table or the buffer is full
 }
 
-const noKey = ^uint64(0)
+// CachedKey returns s's pool key if this buffer already pooled s, else 0
+// (then call StringKey). Small enough to inline into the emit path.
+func (b *Buffer) CachedKey(s string) uint64 {
+	c := &b.strCache[uintptr(unsafe.Pointer(unsafe.StringData(s)))>>3&(strCacheSize-1)]
+	if c.p == unsafe.StringData(s) && c.n == len(s) {
+		return c.key
+	}
+	return 0
+}
 
 // StringKey returns the pool key to write s as, or 0 to write it inline.
 // The caller is the buffer's writer.
 func (b *Buffer) StringKey(s string) uint64 {
-	p := unsafe.StringData(s)
-	c := &b.strCache[uintptr(unsafe.Pointer(p))>>3&(strCacheSize-1)]
-	if c.p == p && c.n == len(s) && c.key-1 < noKey-1 {
-		return c.key
+	if k := b.CachedKey(s); k != 0 {
+		return k
 	}
-	return b.stringKeySlow(s, c)
+	return b.stringKeySlow(s)
 }
 
-func (b *Buffer) stringKeySlow(s string, c *strSlot) uint64 {
+func (b *Buffer) stringKeySlow(s string) uint64 {
 	p := unsafe.StringData(s)
+	c := &b.strCache[uintptr(unsafe.Pointer(p))>>3&(strCacheSize-1)]
 	if len(s) < minPooled || len(s) > maxPooled {
 		return 0
 	}
@@ -53,12 +61,12 @@ func (b *Buffer) stringKeySlow(s string, c *strSlot) uint64 {
 		*c = strSlot{p: p, n: len(s)}
 		return 0
 	}
-	if c.key == noKey {
+	if c.refused {
 		return 0
 	}
 	// Seen a second time: pool it, if the buffer has room for one more.
 	if b.nstrs == len(b.strs) {
-		c.key = noKey
+		c.refused = true
 		return 0
 	}
 	k, ok := intern(s)
@@ -66,7 +74,7 @@ func (b *Buffer) stringKeySlow(s string, c *strSlot) uint64 {
 		return 0 // busy: try again next time
 	}
 	if k == 0 {
-		c.key = noKey
+		c.refused = true
 		return 0
 	}
 	b.strs[b.nstrs] = k

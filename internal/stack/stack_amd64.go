@@ -36,15 +36,24 @@ func findGoidOffset() int {
 
 // Goid returns the calling goroutine's id.
 func Goid() uint64 {
-	if goidOffset >= 0 {
-		return goidAt()
+	if GoidFast {
+		return GoidAt()
 	}
 	return goidSlow()
 }
 
-// goidAt loads the word at goidOffset in the current g: one call on the
-// emit path, where getg and a load in Go would be two.
-func goidAt() uint64
+// GoidFast tells whether GoidAt and GoidOffset work: whether the offset
+// of the id in runtime.g was found.
+var GoidFast = goidOffset >= 0
+
+// GoidOffset returns the offset of the goroutine id in runtime.g, if
+// GoidFast.
+func GoidOffset() uintptr { return uintptr(goidOffset) }
+
+// GoidAt returns the calling goroutine's id, if GoidFast, in one call:
+// getg and a load in Go would be two, and Goid, with its fallback, is too
+// big to inline. Hot paths call it directly.
+func GoidAt() uint64
 
 // Capture stores the return addresses of the calling function's callers,
 // skipping skip frames above Capture's caller (skip 0: the first PC is in

@@ -15,8 +15,8 @@ TEXT ·getg(SB),NOSPLIT,$0-8
 	MOVQ	AX, ret+0(FP)
 	RET
 
-// func goidAt() uint64
-TEXT ·goidAt(SB),NOSPLIT,$0-8
+// func GoidAt() uint64
+TEXT ·GoidAt(SB),NOSPLIT,$0-8
 	MOVQ	(TLS), AX
 	MOVQ	·goidOffset(SB), CX
 	MOVQ	(AX)(CX*1), AX
