@@ -205,9 +205,11 @@ func (t *Type[T]) Begin(ev *T) {
 
 // begin marks h enabled and, for a Timed event, reads its start; an
 // Instant takes its time at Commit. It is out of line so that Begin
-// inlines. commit leaves start and end zero.
+// inlines, and nosplit: a leaf needs no stack check. commit leaves start
+// and end zero.
 //
 //go:noinline
+//go:nosplit
 func begin(h *header, d *batch.Desc) {
 	h.d = d
 	if d.Timed {
