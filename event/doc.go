@@ -27,12 +27,18 @@
 // Field types map to JFR types: bool, int8 (byte), int16 (short), int32
 // (int), int64 and int (long), uint8..uint64 and uint (the same, marked
 // unsigned), float32 (float), float64 (double), string
-// (java.lang.String), and Goroutine (a java.lang.Thread reference). The
-// struct tags are: jfr (the field name, default the Go name with a lower
-// case first letter; "-" skips the field), label, description and content,
-// one of bytes, bits, ns, us, ms, s (timespans), epochms (a timestamp in
-// ms since the Unix epoch, the only wall-clock unit jfr reads), percentage,
+// (java.lang.String), time.Duration (long, nanoseconds), time.Time (a
+// timestamp, written in ticks), Goroutine (a java.lang.Thread reference)
+// and Func (a jdk.types.Method reference; FuncOf). The struct tags are: jfr
+// (the field name, default the Go name with a lower case first letter; "-"
+// skips the field), label, description and content, one of bytes, bits,
+// ns, us, ms, s (timespans), timestamp (an int64 of ns since the Unix
+// epoch, written in ticks), epochms (ms since the epoch), percentage,
 // frequency, address, unsigned.
+//
+// Strings an event repeats (the same bytes seen again, as literals and
+// long-lived values are) are written once per chunk, in the string
+// constant pool, and referred to by a short key.
 //
 // # Emitting
 //

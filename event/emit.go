@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/flightrec/flightrec/internal/batch"
@@ -134,12 +135,8 @@ func commit(h *header) {
 			i++
 		case batch.EncVarint16:
 			i = putUvarint(out, i, uint64(*(*uint16)(q)))
-		case batch.EncFloat32:
-			binary.BigEndian.PutUint32(dst[i:], math.Float32bits(*(*float32)(q)))
-			i += 4
-		case batch.EncFloat64:
-			binary.BigEndian.PutUint64(dst[i:], math.Float64bits(*(*float64)(q)))
-			i += 8
+		default:
+			i = encodeRare(out, dst, i, op.Enc, q)
 		}
 	}
 	if size > 127 {
@@ -176,16 +173,50 @@ func swap(s *batch.Session, id int, d *batch.Desc, p unsafe.Pointer, g uint64, p
 	return b
 }
 
-// refsFit notes the goroutines that Goroutine fields refer to.
+// refsFit notes the goroutines and functions that Goroutine and Func
+// fields refer to.
 func refsFit(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer) bool {
 	for i := range d.Fields {
-		if f := &d.Fields[i]; f.Kind == batch.Thread {
+		switch f := &d.Fields[i]; f.Kind {
+		case batch.Thread:
 			if g := *(*uint64)(unsafe.Add(p, f.Offset)); g != 0 && !b.AddThread(g) {
+				return false
+			}
+		case batch.Func:
+			if pc := *(*uintptr)(unsafe.Add(p, f.Offset)); pc != 0 && !b.AddFunc(pc) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// encodeRare writes a field of one of the rarer encodings at dst[i] (out
+// is dst's start) and returns the offset after it.
+func encodeRare(out unsafe.Pointer, dst []byte, i int, e batch.Enc, q unsafe.Pointer) int {
+	switch e {
+	case batch.EncFloat32:
+		binary.BigEndian.PutUint32(dst[i:], math.Float32bits(*(*float32)(q)))
+		return i + 4
+	case batch.EncFloat64:
+		binary.BigEndian.PutUint64(dst[i:], math.Float64bits(*(*float64)(q)))
+		return i + 8
+	case batch.EncTime:
+		var ticks int64
+		if t := (*time.Time)(q); !t.IsZero() {
+			ticks = clock.TicksAt(t.UnixNano())
+		}
+		return putUvarint(out, i, uint64(ticks))
+	case batch.EncUnixNanos:
+		var ticks int64
+		if ns := *(*int64)(q); ns != 0 {
+			ticks = clock.TicksAt(ns)
+		}
+		return putUvarint(out, i, uint64(ticks))
+	case batch.EncFunc:
+		return putUvarint(out, i, uint64(*(*uintptr)(q)))
+	}
+	return i
 }
 
 // putUvarint writes v at out+i as JFR's varint (leb128.PutUvarint) and

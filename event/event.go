@@ -18,6 +18,22 @@ import (
 // the caller's.
 type Goroutine uint64
 
+// Func is a Go function; a field of this type is written as a reference to
+// a jdk.types.Method, its package path as the class, as stack frames are.
+// FuncOf makes one; 0 is null.
+type Func uintptr
+
+// FuncOf returns the Func of f, a function value, or 0 if f is not a
+// non-nil function. It goes through reflection: call it once and keep the
+// Func, rather than on every event.
+func FuncOf(f any) Func {
+	v := reflect.ValueOf(f)
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return 0
+	}
+	return Func(v.Pointer())
+}
+
 // Info names and describes an event type.
 type Info struct {
 	Name        string // e.g. "app.HTTPRequest"; unique
@@ -69,6 +85,9 @@ var (
 	instantType = reflect.TypeFor[Instant]()
 	timedType   = reflect.TypeFor[Timed]()
 	goroutineT  = reflect.TypeFor[Goroutine]()
+	funcT       = reflect.TypeFor[Func]()
+	timeT       = reflect.TypeFor[time.Time]()
+	durationT   = reflect.TypeFor[time.Duration]()
 )
 
 func describe(t reflect.Type, info Info) (*batch.Desc, error) {
@@ -114,7 +133,17 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 		if content != "" && !validContent[content] {
 			return nil, fmt.Errorf("%s: field %s: unknown content type %q", info.Name, sf.Name, content)
 		}
-		if content == "" && k >= batch.Uint8 && k <= batch.Uint64 {
+		switch {
+		case k == batch.Time:
+			if content != "" && content != "timestamp" {
+				return nil, fmt.Errorf("%s: field %s: a time.Time is a timestamp, not %q", info.Name, sf.Name, content)
+			}
+			content = "timestamp"
+		case content == "timestamp" && k != batch.Int64:
+			return nil, fmt.Errorf("%s: field %s: content timestamp needs an int64 (ns since the Unix epoch) or a time.Time", info.Name, sf.Name)
+		case content == "" && sf.Type == durationT:
+			content = "ns"
+		case content == "" && k >= batch.Uint8 && k <= batch.Uint64:
 			content = "unsigned"
 		}
 		d.Fields = append(d.Fields, batch.Field{
@@ -122,26 +151,31 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 			Content: content, Kind: k, Offset: sf.Offset,
 		})
 		d.FixedMax += size
-		d.Ops = append(d.Ops, batch.Op{Enc: batch.EncOf(k), Offset: uint32(sf.Offset)})
+		d.Ops = append(d.Ops, batch.Op{Enc: batch.EncOf(k, content), Offset: uint32(sf.Offset)})
 		if k == batch.String {
 			d.Strings = append(d.Strings, sf.Offset)
 		}
-		d.Refs = d.Refs || k == batch.Thread
+		d.Refs = d.Refs || k == batch.Thread || k == batch.Func
 	}
 	return d, nil
 }
 
 var validContent = map[string]bool{
 	"bytes": true, "bits": true, "ns": true, "us": true, "ms": true, "s": true,
-	"epochms": true, "percentage": true, "frequency": true,
+	"timestamp": true, "epochms": true, "percentage": true, "frequency": true,
 	"address": true, "unsigned": true,
 }
 
 // kindOf maps a Go type to a field kind and its largest encoded size (for
 // strings, without the bytes).
 func kindOf(t reflect.Type) (batch.Kind, int) {
-	if t == goroutineT {
+	switch t {
+	case goroutineT:
 		return batch.Thread, 9
+	case funcT:
+		return batch.Func, 9
+	case timeT:
+		return batch.Time, 9
 	}
 	switch t.Kind() {
 	case reflect.Bool:

@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 type allocEv struct {
@@ -58,17 +59,21 @@ func TestDefineRejects(t *testing.T) {
 		Instant
 		M map[string]int
 	}
-	// jfr reads timestamps only as ticks or ms since the epoch: an ns
-	// timestamp would print as a date thousands of years away.
-	type nsTimestamp struct {
+	// A timestamp is an int64 of ns since the epoch or a time.Time.
+	type stringTimestamp struct {
 		Instant
-		At int64 `content:"timestamp"`
+		At string `content:"timestamp"`
+	}
+	type timeAsBytes struct {
+		Instant
+		At time.Time `content:"bytes"`
 	}
 	for name, f := range map[string]func(){
-		"no header":    func() { Define[noHeader](Info{Name: "test.NoHeader"}) },
-		"bad field":    func() { Define[badField](Info{Name: "test.BadField"}) },
-		"ns timestamp": func() { Define[nsTimestamp](Info{Name: "test.NsTimestamp"}) },
-		"duplicate":    func() { Define[allocEv](Info{Name: "test.Alloc"}) },
+		"no header":        func() { Define[noHeader](Info{Name: "test.NoHeader"}) },
+		"bad field":        func() { Define[badField](Info{Name: "test.BadField"}) },
+		"string timestamp": func() { Define[stringTimestamp](Info{Name: "test.StringTimestamp"}) },
+		"time as bytes":    func() { Define[timeAsBytes](Info{Name: "test.TimeAsBytes"}) },
+		"duplicate":        func() { Define[allocEv](Info{Name: "test.Alloc"}) },
 	} {
 		func() {
 			defer func() {

@@ -58,7 +58,7 @@ var kindTypes = map[batch.Kind]string{
 	batch.Bool: spec.Boolean, batch.Int8: spec.Byte, batch.Uint8: spec.Byte,
 	batch.Int16: spec.Short, batch.Uint16: spec.Short, batch.Int32: spec.Int, batch.Uint32: spec.Int,
 	batch.Int64: spec.Long, batch.Uint64: spec.Long, batch.Float32: spec.Float, batch.Float64: spec.Double,
-	batch.String: spec.String, batch.Thread: spec.Thread,
+	batch.String: spec.String, batch.Thread: spec.Thread, batch.Time: spec.Long, batch.Func: spec.Method,
 }
 
 func contentType(c string) jfr.ContentType {
@@ -75,6 +75,8 @@ func contentType(c string) jfr.ContentType {
 		return jfr.ContentTimespan(spec.UnitMilliseconds)
 	case "s":
 		return jfr.ContentTimespan(spec.UnitSeconds)
+	case "timestamp":
+		return jfr.ContentTimestamp(spec.UnitTicks)
 	case "epochms":
 		return jfr.ContentTimestamp(spec.UnitMillisecondsSinceEpoch)
 	case "percentage":
@@ -105,7 +107,7 @@ func (cb *chunkBuilder) metadata() error {
 			Timed: d.Timed, Thread: true, StackTrace: true}
 		for _, f := range d.Fields {
 			ft := jfr.FieldType{Name: f.Name, Type: kindTypes[f.Kind], Label: f.Label, Description: f.Description,
-				ContentType: contentType(f.Content), ConstantPool: f.Kind == batch.Thread}
+				ContentType: contentType(f.Content), ConstantPool: f.Kind == batch.Thread || f.Kind == batch.Func}
 			et.Fields = append(et.Fields, ft)
 		}
 		id, err := b.AddEvent(et)
@@ -198,17 +200,30 @@ func (p *pools) symbol(s string) uint64 {
 // package path and whose package is null (JMC cuts a class name at its
 // package's prefix, jfr-format.md §8.3).
 func (p *pools) method(fn string) uint64 {
-	return p.intern(spec.Method, fn, func(k uint64) {
-		pkg, name := splitFunc(fn)
-		ck := p.intern(spec.Class, pkg, func(ck uint64) {
-			p.add(spec.Class, ck, jfr.StructValue(p.c[spec.Class], jfr.RefValue(p.c[spec.ClassLoader], 0),
-				jfr.RefValue(p.c[spec.Symbol], p.symbol(pkg)), jfr.RefValue(p.c[spec.Package], 0),
-				jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false)))
-		})
-		p.add(spec.Method, k, jfr.StructValue(p.c[spec.Method], jfr.RefValue(p.c[spec.Class], ck),
-			jfr.RefValue(p.c[spec.Symbol], p.symbol(name)), jfr.RefValue(p.c[spec.Symbol], p.symbol("()V")),
+	return p.intern(spec.Method, fn, func(k uint64) { p.add(spec.Method, k, p.methodValue(fn)) })
+}
+
+// funcRef adds the jdk.types.Method of the function at entry PC pc (an
+// event.Func field's value) under the key pc. PCs lie far above the small
+// keys intern hands out.
+func (p *pools) funcRef(pc uintptr) {
+	fn := "unknown"
+	if f := runtime.FuncForPC(pc); f != nil {
+		fn = f.Name()
+	}
+	p.add(spec.Method, uint64(pc), p.methodValue(fn))
+}
+
+func (p *pools) methodValue(fn string) jfr.Value {
+	pkg, name := splitFunc(fn)
+	ck := p.intern(spec.Class, pkg, func(ck uint64) {
+		p.add(spec.Class, ck, jfr.StructValue(p.c[spec.Class], jfr.RefValue(p.c[spec.ClassLoader], 0),
+			jfr.RefValue(p.c[spec.Symbol], p.symbol(pkg)), jfr.RefValue(p.c[spec.Package], 0),
 			jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false)))
 	})
+	return jfr.StructValue(p.c[spec.Method], jfr.RefValue(p.c[spec.Class], ck),
+		jfr.RefValue(p.c[spec.Symbol], p.symbol(name)), jfr.RefValue(p.c[spec.Symbol], p.symbol("()V")),
+		jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false))
 }
 
 // splitFunc splits "example.com/a/b.(*T).M" into "example.com/a/b" and
@@ -370,6 +385,9 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 	}
 	for _, k := range in.recs.strs {
 		p.add(spec.String, k, jfr.StringValue(batch.Interned(k)))
+	}
+	for _, pc := range in.recs.funcs {
+		p.funcRef(pc)
 	}
 	for _, g := range in.recs.threads {
 		if !threads[g] {

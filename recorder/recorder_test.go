@@ -36,6 +36,10 @@ type allKinds struct {
 	L   string          `label:"Repeated String"` // pooled from its second use
 	D   int64           `label:"Millis" content:"ms"`
 	G   event.Goroutine `label:"Other Goroutine"`
+	Fn  event.Func      `label:"Handler"`
+	At  time.Time       `label:"At"`
+	Ns  int64           `label:"At (ns)" content:"timestamp"`
+	Dur time.Duration   `label:"Took"`
 }
 
 type counted struct {
@@ -92,6 +96,7 @@ func TestInterop(t *testing.T) {
 	other := make(chan event.Goroutine)
 	go func() { other <- event.CurrentGoroutine() }()
 	og := <-other
+	at := time.Date(2026, 11, 21, 12, 34, 56, 789_000_000, time.UTC)
 	for i := range 20 {
 		var ev allKinds
 		allKindsType.Begin(&ev)
@@ -100,6 +105,7 @@ func TestInterop(t *testing.T) {
 			ev.U8, ev.U16, ev.U32, ev.U64 = 200, 60000, 4000000000, 1<<63+5
 			ev.F32, ev.F64, ev.S, ev.D, ev.G = 0.25, -1.5e300, fmt.Sprintf("é-%d", i), 1500, og
 			ev.L = "the same literal, é"
+			ev.Fn, ev.At, ev.Ns, ev.Dur = handlerFunc, at, at.UnixNano(), 1500*time.Microsecond
 		}
 		ev.Commit()
 	}
@@ -124,6 +130,14 @@ func TestInterop(t *testing.T) {
 	if err := jfrtool.Print(&ours, jfr.NewBytesReader(data, nil), jfrtool.FormatJSON, jfrtool.PrintOptions{StackDepth: 5}); err != nil {
 		t.Fatal(err)
 	}
+	// Timestamps go through the tick clock: exact to a tick, 1.5 ns here.
+	for _, want := range []string{`"at": "2026-11-21T12:34:56.78`, `"ns": "2026-11-21T12:34:56.78`, `"dur": "PT0.0015S"`,
+		`"name": "github.com\/flightrec\/flightrec\/recorder"`, `"name": "handler"`} {
+		if n := strings.Count(ours.String(), want); n < 20 {
+			os.WriteFile(filepath.Join(os.TempDir(), "interop-ours.json"), ours.Bytes(), 0o644)
+			t.Errorf("%s appears %d times, want 20 or more", want, n)
+		}
+	}
 	if n := strings.Count(ours.String(), `"l": "the same literal, \u00e9"`); n != 20 {
 		os.WriteFile(filepath.Join(os.TempDir(), "interop-ours.json"), ours.Bytes(), 0o644)
 		t.Errorf("the pooled string appears %d times, want 20", n)
@@ -142,6 +156,10 @@ func TestInterop(t *testing.T) {
 		t.Fatalf("our JSON (%d bytes) differs from jfr's (%d bytes); see %s/interop-*.json", ours.Len(), len(theirs), os.TempDir())
 	}
 }
+
+func handler() {}
+
+var handlerFunc = event.FuncOf(handler)
 
 func emitCounted(n int) {
 	for i := range n {

@@ -53,7 +53,7 @@ func (ss *session) add(r *Recording) {
 	if first {
 		if ss.tps == 0 {
 			ss.tps = clock.TicksPerSecond()
-			ss.anchor = clock.NewAnchor()
+			ss.anchor = clock.Epoch()
 		}
 		ss.s = batch.NewSession(pin.Shards(), perSlot(pin.Shards()))
 		ss.chunkStart = clock.Now()
@@ -258,14 +258,17 @@ type gathered struct {
 	// stacks is key, depth, pcs..., key, depth, pcs...
 	threads   []uint64
 	stacks    []uintptr
-	strs      []uint64 // keys of pooled strings
+	strs      []uint64  // keys of pooled strings
+	funcs     []uintptr // entry PCs of Func fields
 	seenGs    map[uint64]struct{}
 	seenStack map[uint64]struct{}
 	seenStr   map[uint64]struct{}
+	seenFunc  map[uintptr]struct{}
 }
 
 func newGathered() *gathered {
-	return &gathered{seenGs: map[uint64]struct{}{}, seenStack: map[uint64]struct{}{}, seenStr: map[uint64]struct{}{}}
+	return &gathered{seenGs: map[uint64]struct{}{}, seenStack: map[uint64]struct{}{}, seenStr: map[uint64]struct{}{},
+		seenFunc: map[uintptr]struct{}{}}
 }
 
 // hold keeps a full buffer for the chunk, its records not yet taken
@@ -307,6 +310,12 @@ func (g *gathered) refs(t batch.Taken) {
 			g.strs = append(g.strs, k)
 		}
 	}
+	for _, pc := range t.Funcs {
+		if _, ok := g.seenFunc[pc]; !ok {
+			g.seenFunc[pc] = struct{}{}
+			g.funcs = append(g.funcs, pc)
+		}
+	}
 }
 
 // maxKeptCopy caps the copy buffer kept from one chunk to the next.
@@ -328,6 +337,8 @@ func (g *gathered) reset(s *batch.Session) {
 	g.threads = g.threads[:0]
 	g.stacks = g.stacks[:0]
 	g.strs = g.strs[:0]
+	g.funcs = g.funcs[:0]
+	clear(g.seenFunc)
 	clear(g.seenGs)
 	clear(g.seenStack)
 	clear(g.seenStr)

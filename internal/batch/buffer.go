@@ -14,6 +14,10 @@ const (
 	setSize    = 256 // power of two
 	setLimit   = setSize * 3 / 4
 	stackWords = 8 << 10
+	// funcSetSize (a power of two) bounds the distinct functions (Func
+	// fields) one buffer's events refer to.
+	funcSetSize = 64
+	funcLimit   = funcSetSize * 3 / 4
 )
 
 // Buffer is a per-P buffer of encoded event records.
@@ -33,16 +37,20 @@ type Buffer struct {
 	stackSet            [setSize]uint64
 	strCache            [strCacheSize]strSlot
 	nstrs               int
+	funcSet             [funcSetSize]uintptr
+	nfuncs              int
 
-	// committed packs n | nthreads<<20 | nstack<<32 | nstrs<<48 as of the
-	// last complete event; the writer publishes it, the flusher loads it.
+	// committed packs the counts of bytes, threads, stack words, strings
+	// and functions (see pack) as of the last complete event; the writer
+	// publishes it, the flusher loads it.
 	committed uint64
 	// taken is how many bytes the flusher has taken; only it uses it.
 	taken int
 
 	data    [BufferSize]byte
-	threads [setLimit]uint64 // goroutine ids the events refer to, each once
-	strs    [setLimit]uint64 // keys of the pooled strings they refer to
+	threads [setLimit]uint64   // goroutine ids the events refer to, each once
+	strs    [setLimit]uint64   // keys of the pooled strings they refer to
+	funcs   [funcLimit]uintptr // entry PCs of the functions they refer to
 	// stacks holds the stack traces the events refer to, each once, as
 	// key, depth, pcs..., key, depth, pcs...
 	stacks [stackWords]uintptr
@@ -59,6 +67,8 @@ func (b *Buffer) Reset() {
 	b.threadSet = [setSize]uint64{}
 	b.stackSet = [setSize]uint64{}
 	b.strCache = [strCacheSize]strSlot{}
+	b.funcSet = [funcSetSize]uintptr{}
+	b.nfuncs = 0
 	atomic.StoreUint64(&b.committed, 0)
 	b.taken = 0
 }
@@ -73,7 +83,17 @@ func (b *Buffer) Tail() []byte { return b.data[b.n:] }
 // new extent to the flusher.
 func (b *Buffer) Commit(n int) {
 	b.n += n
-	publish(&b.committed, uint64(b.n)|uint64(b.nthreads)<<20|uint64(b.nstack)<<32|uint64(b.nstrs)<<48)
+	publish(&b.committed, pack(b.n, b.nthreads, b.nstack, b.nstrs, b.nfuncs))
+}
+
+// pack packs the counts of Commit into one word: bytes (18 bits), threads,
+// stack words (14), strings and functions (8 each).
+func pack(n, threads, stack, strs, funcs int) uint64 {
+	return uint64(n) | uint64(threads)<<20 | uint64(stack)<<28 | uint64(strs)<<44 | uint64(funcs)<<52
+}
+
+func unpack(c uint64) (n, threads, stack, strs, funcs int) {
+	return int(c & (1<<20 - 1)), int(c >> 20 & 0xff), int(c >> 28 & (1<<16 - 1)), int(c >> 44 & 0xff), int(c >> 52 & 0xff)
 }
 
 // Len returns the bytes used, for tests.
@@ -107,6 +127,25 @@ func (b *Buffer) addThread(g uint64) bool {
 	}
 }
 
+// AddFunc notes that an event refers to the function at entry PC pc
+// (non-zero). It returns false if the buffer's function set is full.
+func (b *Buffer) AddFunc(pc uintptr) bool {
+	for i := uint64(pc) * 0x9E3779B97F4A7C15 >> 58 & (funcSetSize - 1); ; i = (i + 1) & (funcSetSize - 1) {
+		switch b.funcSet[i] {
+		case pc:
+			return true
+		case 0:
+			if b.nfuncs >= funcLimit {
+				return false
+			}
+			b.funcSet[i] = pc
+			b.funcs[b.nfuncs] = pc
+			b.nfuncs++
+			return true
+		}
+	}
+}
+
 // AddStack notes that an event refers to the stack pcs with the given key
 // (non-zero). It returns false if the buffer has no room for it.
 func (b *Buffer) AddStack(key uint64, pcs []uintptr) bool {
@@ -134,7 +173,8 @@ type Taken struct {
 	Records []byte
 	Threads []uint64 // goroutine ids
 	Stacks  []uintptr
-	Strings []uint64 // keys of pooled strings (Interned)
+	Strings []uint64  // keys of pooled strings (Interned)
+	Funcs   []uintptr // entry PCs of referenced functions
 }
 
 // Take returns the records published since the last Take and every
@@ -143,9 +183,9 @@ type Taken struct {
 // them). The writer may go on filling the buffer meanwhile. Only the
 // flusher calls it.
 func (b *Buffer) Take() Taken {
-	c := atomic.LoadUint64(&b.committed)
-	n, nt, ns, nk := int(c&(1<<20-1)), int(c>>20&(1<<12-1)), int(c>>32&(1<<16-1)), int(c>>48)
-	t := Taken{Records: b.data[b.taken:n:n], Threads: b.threads[:nt:nt], Stacks: b.stacks[:ns:ns], Strings: b.strs[:nk:nk]}
+	n, nt, ns, nk, nf := unpack(atomic.LoadUint64(&b.committed))
+	t := Taken{Records: b.data[b.taken:n:n], Threads: b.threads[:nt:nt], Stacks: b.stacks[:ns:ns],
+		Strings: b.strs[:nk:nk], Funcs: b.funcs[:nf:nf]}
 	b.taken = n
 	return t
 }

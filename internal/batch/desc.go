@@ -25,6 +25,8 @@ const (
 	Float64
 	String
 	Thread // a goroutine id, written as a java.lang.Thread reference
+	Time   // a time.Time, written as ticks
+	Func   // a function's entry PC, written as a jdk.types.Method reference
 )
 
 // Field describes one user field of an event type.
@@ -44,10 +46,11 @@ type Op struct {
 	Offset uint32
 }
 
-// Enc is how a field's value is written. There are fewer than eight, so a
-// switch on them compiles to compare-and-branch, which predicts well,
-// rather than a jump table, whose indirect jump mispredicts in VMs that
-// restrict indirect-branch prediction.
+// Enc is how a field's value is written. The common ones come first and
+// are fewer than eight, so the encoder's switch compiles to
+// compare-and-branch, which predicts well, rather than a jump table, whose
+// indirect jump mispredicts in VMs that restrict indirect-branch
+// prediction; the rest go through one out-of-line function.
 type Enc uint8
 
 // Encodings.
@@ -57,14 +60,21 @@ const (
 	EncVarint16
 	EncByte // boolean, byte
 	EncString
+	// The rare ones.
 	EncFloat32
 	EncFloat64
+	EncTime      // a time.Time, as ticks
+	EncUnixNanos // an int64 of ns since the Unix epoch, as ticks
+	EncFunc      // a Func: its PC as the key of a jdk.types.Method
 )
 
-// EncOf returns the encoding of a kind.
-func EncOf(k Kind) Enc {
+// EncOf returns the encoding of a field of kind k and content type c.
+func EncOf(k Kind, c string) Enc {
 	switch k {
 	case Int64, Uint64, Thread:
+		if c == "timestamp" {
+			return EncUnixNanos
+		}
 		return EncVarint64
 	case Int32, Uint32:
 		return EncVarint32
@@ -78,6 +88,10 @@ func EncOf(k Kind) Enc {
 		return EncFloat32
 	case Float64:
 		return EncFloat64
+	case Time:
+		return EncTime
+	case Func:
+		return EncFunc
 	}
 	return 0
 }
@@ -98,7 +112,7 @@ type Desc struct {
 	// Ops lists the fields' kinds and offsets in order, compactly, for the
 	// encoder's loop. Strings holds the offsets of the string fields, whose
 	// lengths add to FixedMax; Refs tells whether a field refers to a
-	// goroutine.
+	// goroutine or a function (constants the buffer must note).
 	Ops     []Op
 	Strings []uintptr
 	Refs    bool

@@ -20,6 +20,27 @@ type Anchor struct {
 //go:nosplit
 func Now() int64 { return now() }
 
+// Epoch returns the process's anchor, read once: recordings convert ticks
+// to wall time with it, and TicksAt the other way.
+func Epoch() Anchor {
+	epochOnce.Do(func() { epoch = NewAnchor() })
+	return epoch
+}
+
+var (
+	epochOnce sync.Once
+	epoch     Anchor
+)
+
+// TicksAt returns the tick at a wall-clock time given in ns since the Unix
+// epoch, through Epoch and TicksPerSecond (in range for times within about
+// 400 years of now).
+func TicksAt(unixNanos int64) int64 {
+	a, tps := Epoch(), TicksPerSecond()
+	d := unixNanos - a.UnixNanos
+	return a.Ticks + d/1e9*tps + d%1e9*tps/1e9
+}
+
 // NewAnchor reads the tick and the wall clock together.
 func NewAnchor() Anchor {
 	t := Now()
