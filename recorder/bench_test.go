@@ -8,6 +8,7 @@ import (
 	"runtime/trace"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/flightrec/flightrec/event"
 	"github.com/rs/zerolog"
@@ -215,6 +216,30 @@ func BenchmarkWorkload(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			workSink += handleInstrumented(i)
 		}
+	})
+	// The two handlers alternate in rounds of 256 requests, each first in
+	// turn, so that drift in the machine's speed (several percent over a
+	// run here) falls on both alike; the overhead is reported as a metric.
+	b.Run("interleaved", func(b *testing.B) {
+		const round = 256
+		var plain, instr time.Duration
+		for n := 0; n < b.N; n += 2 * round {
+			for k := range 2 {
+				t0 := time.Now()
+				if k == n/(2*round)%2 {
+					for i := range round {
+						workSink += handlePlain(n + i)
+					}
+					plain += time.Since(t0)
+				} else {
+					for i := range round {
+						workSink += handleInstrumented(n + i)
+					}
+					instr += time.Since(t0)
+				}
+			}
+		}
+		b.ReportMetric(100*(float64(instr)/float64(plain)-1), "disabled-overhead-%")
 	})
 	b.Run("instrumented-enabled", func(b *testing.B) {
 		rec, err := Start(WithRing(64<<20, 0), WithSettings(Settings{"bench.Request": {Enabled: Bool(true)}}))
