@@ -110,12 +110,19 @@ func writeAllKinds(t testing.TB, w *Writer, events [][]Value) {
 	}
 }
 
-func TestWriterAllKinds(t *testing.T) {
+// allKindsWriter returns the test types, their events and a Writer (with
+// tps ticks a second, 0 for the default) of them to a buffer.
+func allKindsWriter(t *testing.T, tps int64) (*Metadata, [][]Value, *bytes.Buffer, *Writer) {
+	t.Helper()
 	md := testTypes(t)
-	events := allKindsEvents(t, md)
-	var buf bytes.Buffer
-	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks})
+	buf := new(bytes.Buffer)
+	w := NewWriter(buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks, TicksPerSecond: tps})
 	must(t, w.SetMetadata(md))
+	return md, allKindsEvents(t, md), buf, w
+}
+
+func TestWriterAllKinds(t *testing.T) {
+	_, events, buf, w := allKindsWriter(t, 0)
 	writeAllKinds(t, w, events)
 	must(t, w.Close())
 
@@ -186,12 +193,8 @@ func header(t testing.TB, data []byte, off int64) Header {
 }
 
 func TestWriterMultiChunk(t *testing.T) {
-	md := testTypes(t)
-	events := allKindsEvents(t, md)
-	var buf bytes.Buffer
 	const tps = 2_500_000_000 // like the JVM's TSC clock: tick != ns
-	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks, TicksPerSecond: tps})
-	must(t, w.SetMetadata(md))
+	md, events, buf, w := allKindsWriter(t, tps)
 	inst := class(t, md, "go.Instant")
 	const chunks = 4
 	for c := 0; c < chunks; c++ {
@@ -333,11 +336,8 @@ func TestWriterEventSizes(t *testing.T) {
 // Events encoded by the caller: a payload, and pre-framed records with
 // 4-byte padded sizes as a per-P buffer holds them.
 func TestWriterPayloads(t *testing.T) {
-	md := testTypes(t)
+	md, _, buf, w := allKindsWriter(t, 0)
 	inst := class(t, md, "go.Instant")
-	var buf bytes.Buffer
-	w := NewWriter(&buf, nil)
-	must(t, w.SetMetadata(md))
 	payload := leb128.AppendUvarint(leb128.AppendUvarint(nil, 10), 20)
 	must(t, w.WriteEventPayload(inst.ID, payload))
 	rec := make([]byte, 4, 32)
@@ -560,11 +560,7 @@ func TestWriterMetadataChange(t *testing.T) {
 // Flush the output holds the chunk, not marked final, and each chunk
 // carries only its own constants.
 func TestWriterFlush(t *testing.T) {
-	md := testTypes(t)
-	events := allKindsEvents(t, md)
-	var buf bytes.Buffer
-	w := NewWriter(&buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks})
-	must(t, w.SetMetadata(md))
+	_, events, buf, w := allKindsWriter(t, 0)
 	var ends []int
 	for c := 0; c < 3; c++ {
 		start := int64(testStartTicks + c*1e9)
@@ -602,11 +598,8 @@ func TestWriterFlush(t *testing.T) {
 // TestWriterAdoptRecords hands a chunk's records to the Writer in pieces,
 // without a copy, then adds an event after them.
 func TestWriterAdoptRecords(t *testing.T) {
-	md := testTypes(t)
+	md, _, buf, w := allKindsWriter(t, 0)
 	inst := class(t, md, "go.Instant")
-	var buf bytes.Buffer
-	w := NewWriter(&buf, nil)
-	must(t, w.SetMetadata(md))
 	a := AppendRecord(nil, inst.ID, []byte{10, 20})
 	b := AppendRecord(AppendRecord(nil, inst.ID, []byte{30, 40}), inst.ID, []byte{50, 60})
 	must(t, w.AdoptRecords(a, nil, b))

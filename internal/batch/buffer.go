@@ -109,38 +109,33 @@ func (b *Buffer) AddThread(g uint64) bool {
 }
 
 func (b *Buffer) addThread(g uint64) bool {
-	for i := g * 0x9E3779B97F4A7C15 >> 56 & (setSize - 1); ; i = (i + 1) & (setSize - 1) {
-		switch b.threadSet[i] {
-		case g:
-			b.lastG = g
-			return true
-		case 0:
-			if b.nthreads >= setLimit {
-				return false
-			}
-			b.threadSet[i] = g
-			b.threads[b.nthreads] = g
-			b.nthreads++
-			b.lastG = g
-			return true
-		}
+	if !addTo(b.threadSet[:], b.threads[:], &b.nthreads, g) {
+		return false
 	}
+	b.lastG = g
+	return true
 }
 
 // AddFunc notes that an event refers to the function at entry PC pc
 // (non-zero). It returns false if the buffer's function set is full.
-func (b *Buffer) AddFunc(pc uintptr) bool {
-	for i := uint64(pc) * 0x9E3779B97F4A7C15 >> 58 & (funcSetSize - 1); ; i = (i + 1) & (funcSetSize - 1) {
-		switch b.funcSet[i] {
-		case pc:
+func (b *Buffer) AddFunc(pc uintptr) bool { return addTo(b.funcSet[:], b.funcs[:], &b.nfuncs, pc) }
+
+// addTo adds v (non-zero) to the open-addressed set table (its length a
+// power of two) and, if it is new, to list[*n]. It returns false if it is
+// new and list is full.
+func addTo[T uint64 | uintptr](table, list []T, n *int, v T) bool {
+	mask := uint64(len(table) - 1)
+	for i := uint64(v) * 0x9E3779B97F4A7C15 >> 32 & mask; ; i = (i + 1) & mask {
+		switch table[i] {
+		case v:
 			return true
 		case 0:
-			if b.nfuncs >= funcLimit {
+			if *n >= len(list) {
 				return false
 			}
-			b.funcSet[i] = pc
-			b.funcs[b.nfuncs] = pc
-			b.nfuncs++
+			table[i] = v
+			list[*n] = v
+			*n++
 			return true
 		}
 	}
