@@ -86,11 +86,19 @@ func commit(h *header) {
 		swapped = true
 	}
 
-	// The record: size, type id, startTime, duration, eventThread,
-	// stackTrace, fields. The size is one byte when the record cannot
-	// exceed 127 bytes, else a 4-byte padded varint. Bytes are stored
-	// through a pointer, without bounds checks: Fits checked that size,
-	// which bounds the record, is free.
+	b.Commit(encode(b, d, p, start, end, g, skey, size))
+	pin.Unpin(id)
+	if swapped && s.Behind() {
+		runtime.Gosched()
+	}
+}
+
+// encode writes the event's record at the tail of b and returns its
+// length: size, type id, startTime, duration, eventThread, stackTrace,
+// fields. The size is one byte when the record cannot exceed 127 bytes,
+// else a 4-byte padded varint. Bytes are stored through a pointer, without
+// bounds checks: Fits checked that size, which bounds the record, is free.
+func encode(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer, start, end int64, g, skey uint64, size int) int {
 	dst := b.Tail()[:size]
 	out := unsafe.Pointer(unsafe.SliceData(dst))
 	i := 1
@@ -108,7 +116,7 @@ func commit(h *header) {
 		q := unsafe.Add(p, op.Offset)
 		switch op.Enc {
 		case batch.EncVarint64:
-			i = putUvarint(out, i, *(*uint64)(q))
+			i = putUvarint64(out, i, *(*uint64)(q))
 		case batch.EncVarint32:
 			i = putUvarint(out, i, uint64(*(*uint32)(q)))
 		case batch.EncString:
@@ -144,11 +152,7 @@ func commit(h *header) {
 	} else {
 		*(*byte)(out) = byte(i)
 	}
-	b.Commit(i)
-	pin.Unpin(id)
-	if swapped && s.Behind() {
-		runtime.Gosched()
-	}
+	return i
 }
 
 // swap hands the P's buffer off and notes the event's references in a
@@ -206,25 +210,23 @@ func encodeRare(out unsafe.Pointer, dst []byte, i int, e batch.Enc, q unsafe.Poi
 		if t := (*time.Time)(q); !t.IsZero() {
 			ticks = clock.TicksAt(t.UnixNano())
 		}
-		return putUvarint(out, i, uint64(ticks))
+		return putUvarint64(out, i, uint64(ticks))
 	case batch.EncUnixNanos:
 		var ticks int64
 		if ns := *(*int64)(q); ns != 0 {
 			ticks = clock.TicksAt(ns)
 		}
-		return putUvarint(out, i, uint64(ticks))
+		return putUvarint64(out, i, uint64(ticks))
 	case batch.EncFunc:
 		return putUvarint(out, i, uint64(*(*uintptr)(q)))
 	}
 	return i
 }
 
-// putUvarint writes v at out+i as JFR's varint (leb128.PutUvarint) and
-// returns the offset after it.
+// putUvarint writes v, below 2^63, at out+i as JFR's varint
+// (leb128.PutUvarint) and returns the offset after it. Up to 2^63 that is
+// plain LEB128; larger values, which only fields hold, take putUvarint9.
 func putUvarint(out unsafe.Pointer, i int, v uint64) int {
-	if v >= 1<<56 {
-		return putUvarint9(out, i, v)
-	}
 	for v >= 0x80 {
 		*(*byte)(unsafe.Add(out, i)) = byte(v) | 0x80
 		v >>= 7
@@ -234,8 +236,16 @@ func putUvarint(out unsafe.Pointer, i int, v uint64) int {
 	return i + 1
 }
 
+// putUvarint64 writes any value as JFR's varint.
+func putUvarint64(out unsafe.Pointer, i int, v uint64) int {
+	if v < 1<<63 {
+		return putUvarint(out, i, v)
+	}
+	return putUvarint9(out, i, v)
+}
+
 // putUvarint9 writes a value of 2^56 or more: 9 bytes, the last holding 8
-// bits.
+// bits (where LEB128 would take 10 from 2^63).
 func putUvarint9(out unsafe.Pointer, i int, v uint64) int {
 	for range 8 {
 		*(*byte)(unsafe.Add(out, i)) = byte(v) | 0x80
