@@ -106,9 +106,11 @@ func encode(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer, start, end int64, 
 		i = 4
 	}
 	i = putUvarint(out, i, uint64(d.ID))
-	i = putUvarint(out, i, uint64(start))
+	// start and duration come from SetTime or SetTimes too, and may be
+	// negative (a time before the process started): the 9-byte form.
+	i = putUvarint64(out, i, uint64(start))
 	if d.Timed {
-		i = putUvarint(out, i, uint64(end-start))
+		i = putUvarint64(out, i, uint64(end-start))
 	}
 	i = putUvarint(out, i, g)
 	i = putUvarint(out, i, skey)

@@ -300,22 +300,29 @@ func labelString(kv []string) string {
 }
 
 // SetTime sets the event's time, for an event describing something that
-// happened earlier (the runtime's statistics, say). No-op when disabled.
+// happened earlier (the runtime's statistics, say). No-op when disabled or
+// for the zero time.
 func (e *Instant) SetTime(t time.Time) {
-	if e.h.d != nil {
+	if e.h.d != nil && !t.IsZero() {
 		e.h.start = ticksAt(t)
 	}
 }
 
 // SetTimes sets the event's start and end, for an event describing
-// something that happened earlier. No-op when disabled.
+// something that happened earlier. No-op when disabled or for a zero time.
 func (e *Timed) SetTimes(start, end time.Time) {
-	if e.h.d != nil {
+	if e.h.d != nil && !start.IsZero() && !end.IsZero() {
 		e.h.start, e.h.end = ticksAt(start), ticksAt(end)
 	}
 }
 
-// ticksAt converts a time to a tick, using t's monotonic reading.
+// ticksAt converts a time to a tick: through t's monotonic reading when
+// it has one and is within a day (exact across wall-clock steps), else
+// through the wall clock (clock.TicksAt).
 func ticksAt(t time.Time) int64 {
-	return clock.Now() - int64(float64(time.Since(t))*float64(clock.TicksPerSecond())/1e9)
+	if d := time.Since(t); d > -24*time.Hour && d < 24*time.Hour && t.Round(0) != t {
+		tps := clock.TicksPerSecond()
+		return clock.Now() - (int64(d)/1e9*tps + int64(d)%1e9*tps/1e9)
+	}
+	return clock.TicksAt(t.UnixNano())
 }

@@ -42,6 +42,7 @@ type chunkBuilder struct {
 	// chunks: the JDK's parser reuses a previous chunk's constant for a
 	// key it has seen.
 	keys    map[string]uint64
+	nextKey uint64
 	threads map[uint64][2]string
 	// One writer serves every chunk: growing a fresh one's buffers to a
 	// chunk's size cost more than encoding it.
@@ -167,6 +168,7 @@ type pools struct {
 	md      *jfr.Metadata
 	c       map[string]*jfr.Class
 	keys    map[string]uint64 // kind + "\x00" + name -> key, kept across chunks
+	nextKey *uint64           // the last key handed out
 	added   map[string]bool   // in this chunk
 	threads map[uint64][2]string
 	err     error
@@ -178,11 +180,21 @@ func (p *pools) add(class string, key uint64, v jfr.Value) {
 	}
 }
 
+// maxKeys caps the interned constants kept from chunk to chunk.
+const maxKeys = 1 << 16
+
 func (p *pools) intern(kind, s string, add func(key uint64)) uint64 {
 	id := kind + "\x00" + s
 	k, ok := p.keys[id]
 	if !ok {
-		k = uint64(len(p.keys) + 1)
+		if len(p.keys) >= maxKeys {
+			// Forget the oldest keys rather than grow without end (labels
+			// can be per request); values seen again get new keys, as
+			// keys are never reused.
+			clear(p.keys)
+		}
+		*p.nextKey++
+		k = *p.nextKey
 		p.keys[id] = k
 	}
 	if !p.added[id] {
@@ -366,7 +378,7 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 	if err := w.StartChunk(in.start); err != nil {
 		return err
 	}
-	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, added: map[string]bool{},
+	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: map[string]bool{},
 		threads: cb.threads}
 	for _, n := range []string{spec.String, spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol,
 		spec.Package, spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState} {

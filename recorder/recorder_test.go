@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flightrec/flightrec/event"
+	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/jfrtool"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -161,12 +162,17 @@ func handler() {}
 
 var handlerFunc = event.FuncOf(handler)
 
-func emitCounted(n int) {
+// emitCounted emits n events numbered from base (0 if not given).
+func emitCounted(n int, base ...int) {
+	b := 0
+	if len(base) > 0 {
+		b = base[0]
+	}
 	for i := range n {
 		var ev counted
 		countedType.Begin(&ev)
 		if ev.ShouldCommit() {
-			ev.N, ev.S = int64(i), "x"
+			ev.N, ev.S = int64(b+i), "x"
 		}
 		ev.Commit()
 	}
@@ -253,30 +259,74 @@ func TestEnabledAllocs(t *testing.T) {
 }
 
 // TestConcurrentEmit checks that every event of goroutines emitting at
-// once is recorded or counted as dropped, exactly once.
+// once is recorded, or counted as dropped, exactly once, while chunks are
+// cut under them: a buffer's published part goes into one chunk and the
+// rest into a later one.
 func TestConcurrentEmit(t *testing.T) {
-	rec, err := Start(WithRing(0, 0), WithMaxChunkAge(20*time.Millisecond),
-		WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Stop()
+	const workers, each = 8, 5000
 	var wg sync.WaitGroup
-	for range 8 {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			emitCounted(5000)
+			for i := range each {
+				emitCounted(1, i)
+				if i%500 == 0 {
+					time.Sleep(time.Millisecond) // let chunks be cut mid-buffer
+				}
+			}
 		}()
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	cuts := 0
+	for emitting := true; emitting; {
+		select {
+		case <-done:
+			emitting = false
+		default:
+			theSession.flushNow()
+			cuts++
+		}
+	}
 	var buf bytes.Buffer
 	if err := rec.Dump(&buf); err != nil {
 		t.Fatal(err)
 	}
-	got := readEvents(t, buf.Bytes())
-	if got["test.Counted"]+int(theSession.s.DroppedEvents.Load()) != 40000 || got["test.Counted"] == 0 {
-		t.Fatalf("got %d events + %d dropped, want 40000", got["test.Counted"], theSession.s.DroppedEvents.Load())
+	// Each goroutine emitted n = 0..each-1 once.
+	seen := map[[2]uint64]int{}
+	r := jfr.NewBytesReader(buf.Bytes(), nil)
+	var ev jfr.Event
+	for {
+		err := r.ReadEvent(&ev)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		if ev.Type.Name == "test.Counted" {
+			g, _ := ev.Field("eventThread")
+			n, _ := ev.Field("n")
+			seen[[2]uint64{g.Key(), uint64(n.Int())}]++
+		}
+	}
+	dropped := int(theSession.s.DroppedEvents.Load())
+	for k, c := range seen {
+		if c != 1 {
+			t.Fatalf("goroutine %d event %d recorded %d times", k[0], k[1], c)
+		}
+	}
+	if len(seen)+dropped != workers*each || len(seen) == 0 {
+		t.Fatalf("%d events recorded + %d dropped, want %d (%d chunk cuts)", len(seen), dropped, workers*each, cuts)
+	}
+	if cuts < 3 {
+		t.Errorf("only %d chunk cuts while emitting", cuts)
 	}
 }
 
@@ -336,6 +386,11 @@ func TestNameOutlivesGoroutine(t *testing.T) {
 		emitCounted(3)
 	}()
 	<-done
+	// Two chunks written elsewhere meanwhile (one being written, one
+	// queued) must not forget the name before the chunk holding the
+	// events is written.
+	batch.SweepNames()
+	batch.SweepNames()
 	var buf bytes.Buffer
 	if err := rec.Dump(&buf); err != nil {
 		t.Fatal(err)
@@ -350,5 +405,133 @@ func TestNameOutlivesGoroutine(t *testing.T) {
 	}
 	if n := strings.Count(text, "recorder.emitCounted()"); n != 3 {
 		t.Errorf("%d stacks starting in emitCounted, want 3:\n%s", n, text)
+	}
+}
+
+// TestSetTimeBeforeStart records events dated before the process started:
+// their ticks are negative, which takes the 9-byte varint form; the
+// fields after them must still read back.
+func TestSetTimeBeforeStart(t *testing.T) {
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	times := []time.Time{time.Now().Add(-time.Hour), time.Now().Add(-time.Hour).Round(0), time.Now().AddDate(-3, 0, 0), {}}
+	for i, at := range times {
+		var ev counted
+		countedType.Begin(&ev)
+		ev.SetTime(at)
+		ev.N, ev.S = int64(12345+i), "after the time"
+		ev.Commit()
+	}
+	var buf bytes.Buffer
+	if err := rec.Dump(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r := jfr.NewBytesReader(buf.Bytes(), nil)
+	var ev jfr.Event
+	i := 0
+	for {
+		err := r.ReadEvent(&ev)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		if ev.Type.Name != "test.Counted" {
+			continue
+		}
+		n := ev.Fields[ev.Type.FieldIndex("n")].Int()
+		s := ev.Fields[ev.Type.FieldIndex("s")].String()
+		if n != int64(12345+i) || s != "after the time" {
+			t.Errorf("event %d: n=%d s=%q", i, n, s)
+		}
+		want := times[i]
+		if want.IsZero() {
+			want = time.Now() // the zero time is ignored: Commit's time
+		}
+		if d := ev.StartTime().Sub(want); d < -time.Second || d > time.Second {
+			t.Errorf("event %d: start %v, want %v", i, ev.StartTime(), want)
+		}
+		i++
+	}
+	if i != len(times) {
+		t.Fatalf("read %d events, want %d", i, len(times))
+	}
+}
+
+type lateEvent struct {
+	event.Instant
+	N int64 `label:"N"`
+}
+
+// TestDefineWhileRecording defines an event type while a recording runs
+// (as a package initialised late would): Define returns, and the type's
+// events are recorded under the recording's settings.
+func TestDefineWhileRecording(t *testing.T) {
+	rec, err := Start(WithRing(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	defined := make(chan *event.Type[lateEvent])
+	go func() { defined <- event.Define[lateEvent](event.Info{Name: "test.Late", Label: "Late"}) }()
+	var late *event.Type[lateEvent]
+	select {
+	case late = <-defined:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Define blocked while a recording runs")
+	}
+	if !late.Enabled() {
+		t.Fatal("a type defined while recording is not enabled")
+	}
+	for i := range 5 {
+		var ev lateEvent
+		late.Begin(&ev)
+		ev.N = int64(i)
+		ev.Commit()
+	}
+	var buf bytes.Buffer
+	if err := rec.Dump(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := readEvents(t, buf.Bytes())["test.Late"]; n != 5 {
+		t.Fatalf("%d test.Late events, want 5", n)
+	}
+}
+
+// TestStartWhileStopping starts a recording while the last one stops: the
+// new one must record, whichever goes first.
+func TestStartWhileStopping(t *testing.T) {
+	only := WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}})
+	for i := range 200 {
+		old, err := Start(WithRing(0, 0), only)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := make(chan error)
+		go func() { stopped <- old.Stop() }()
+		// Vary the moment so that some starts land inside the stop.
+		time.Sleep(time.Duration(i%40) * 50 * time.Microsecond)
+		rec, err := Start(WithRing(0, 0), only)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
+		emitCounted(100)
+		var buf bytes.Buffer
+		if err := rec.Dump(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if n := readEvents(t, buf.Bytes())["test.Counted"]; n != 100 {
+			t.Fatalf("round %d: %d events, want 100", i, n)
+		}
 	}
 }

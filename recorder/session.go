@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -12,22 +13,25 @@ import (
 	"github.com/flightrec/flightrec/jfr"
 )
 
-// buffersPerSlot is how many buffers beyond its current one each P may
-// fill before the flusher catches up; past that, events are dropped.
-const buffersPerSlot = 8
+// Buffers of a session: minBuffers (10 MiB of events, JFR's default
+// memory size) on small machines, more with more Ps, each of which holds
+// one while it fills it, up to maxBuffers. Sized by GOMAXPROCS, not the
+// CPU count: a container limited to 2 CPUs on a 64-core host runs 2 Ps.
+// One goroutine in a tight loop fills over 300 MB/s, and on 2 cores the
+// flusher may wait a scheduler time slice (10 ms) or more.
+const (
+	minBuffers = 80
+	maxBuffers = 512
+)
 
-// minBuffers is the fewest buffers a session has however few Ps there are:
-// 10 MiB, JFR's default memory size. One goroutine emitting in a tight loop
-// fills about 300 MB/s, and on 2 cores the flusher may wait a scheduler
-// time slice (10 ms) or more while the emitter and the chunk writer (or
-// the GC, or another process) hold both; 2 x 9 buffers lasted 7 ms and
-// most events were dropped.
-const minBuffers = 80
-
-func perSlot(nslots int) int { return max(buffersPerSlot, (minBuffers+nslots-1)/nslots-1) }
+func bufferCount() int { return min(maxBuffers, max(minBuffers, 2*runtime.GOMAXPROCS(0)+64)) }
 
 // session is the process-wide state shared by all running recordings.
 type session struct {
+	// life serializes starting and stopping the session: a recording
+	// started while the last one stops waits until the old session is
+	// gone, rather than have its teardown deactivate the new one.
+	life       sync.Mutex
 	mu         sync.Mutex
 	recordings []*Recording
 	nextID     int64
@@ -45,6 +49,8 @@ type session struct {
 var theSession session
 
 func (ss *session) add(r *Recording) {
+	ss.life.Lock()
+	defer ss.life.Unlock()
 	ss.mu.Lock()
 	ss.nextID++
 	r.id = ss.nextID
@@ -55,16 +61,20 @@ func (ss *session) add(r *Recording) {
 			ss.tps = clock.TicksPerSecond()
 			ss.anchor = clock.Epoch()
 		}
-		ss.s = batch.NewSession(pin.Shards(), perSlot(pin.Shards()))
+		ss.s = batch.NewSession(bufferCount())
 		ss.chunkStart = clock.Now()
 		ss.chunk = newChunkBuilder(ss)
 		ss.stop = make(chan struct{})
 		ss.done = make(chan struct{})
 		ss.flushReq = make(chan chan struct{})
 		batch.Activate(ss.s)
-		batch.OnRegister(func(d *batch.Desc) { ss.applyTo(d, ss.merged()) })
+		batch.OnRegister(func(d *batch.Desc) {
+			ss.mu.Lock()
+			defer ss.mu.Unlock()
+			ss.applyTo(d, ss.merged())
+		})
 		ss.runtime = startRuntimeEvents(ss)
-		go ss.flusher(ss.s, ss.chunk, ss.stop, ss.done)
+		go ss.flusher(ss.s, ss.chunk, ss.stop, ss.done, ss.flushReq)
 	}
 	ss.mu.Unlock()
 	ss.applySettings()
@@ -75,6 +85,8 @@ func (ss *session) add(r *Recording) {
 }
 
 func (ss *session) remove(r *Recording) {
+	ss.life.Lock()
+	defer ss.life.Unlock()
 	ss.flushNow()
 	ss.mu.Lock()
 	i := slices.Index(ss.recordings, r)
@@ -188,7 +200,7 @@ func (ss *session) flushNow() {
 // being filled hold. A cut chunk is encoded and delivered by chunkWriter,
 // which then recycles its buffers, so the flusher goes on gathering
 // meanwhile.
-func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}) {
+func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}, flushReq chan chan struct{}) {
 	defer close(done)
 	age, size := ss.chunkLimits()
 	tick := time.NewTicker(age)
@@ -238,7 +250,7 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 			}
 		case <-tick.C:
 			cut(nil, true)
-		case ack := <-ss.flushReq:
+		case ack := <-flushReq:
 			cut(ack, true)
 		case <-stop:
 			cut(nil, true)

@@ -13,7 +13,7 @@ const (
 	BufferSize = 128 << 10
 	setSize    = 256 // power of two
 	setLimit   = setSize * 3 / 4
-	stackWords = 8 << 10
+	stackWords = 4 << 10
 	// funcSetSize (a power of two) bounds the distinct functions (Func
 	// fields) one buffer's events refer to.
 	funcSetSize = 64
@@ -29,6 +29,12 @@ const (
 // takes the published part of live buffers at every chunk cut, and the rest
 // of each buffer once the writer hands it off full.
 type Buffer struct {
+	// committed packs the counts of bytes, threads, stack words, strings
+	// and functions (see pack) as of the last complete event; the writer
+	// publishes it, the flusher loads it. First in the struct, so that it
+	// is 64-bit aligned for atomic access on 32-bit platforms too.
+	committed uint64
+
 	// The writer's state.
 	n, nthreads, nstack int // used bytes, threads, stack words
 	lastG               uint64
@@ -40,10 +46,6 @@ type Buffer struct {
 	funcSet             [funcSetSize]uintptr
 	nfuncs              int
 
-	// committed packs the counts of bytes, threads, stack words, strings
-	// and functions (see pack) as of the last complete event; the writer
-	// publishes it, the flusher loads it.
-	committed uint64
 	// taken is how many bytes the flusher has taken; only it uses it.
 	taken int
 

@@ -134,13 +134,15 @@ var (
 // Register adds d to the registry and assigns its id.
 func Register(d *Desc) {
 	regMu.Lock()
-	defer regMu.Unlock()
 	// The recorder's metadata builder assigns the same ids: it adds the
 	// types in this order first.
 	d.ID = spec.UserID(len(reg))
 	reg = append(reg, d)
 	version.Add(1)
-	if h := onRegister.Load(); h != nil {
+	h := onRegister.Load()
+	regMu.Unlock()
+	// Outside the lock: the hook reads the registry.
+	if h != nil {
 		(*h)(d)
 	}
 }
@@ -155,8 +157,9 @@ func Types() ([]*Desc, uint64) {
 
 var onRegister atomic.Pointer[func(*Desc)]
 
-// OnRegister sets a function called (under the registry lock) for every
-// type registered later; the recorder applies its settings with it.
+// OnRegister sets a function called for every type registered later (not
+// under the registry's lock: it may call Types); the recorder applies its
+// settings with it.
 func OnRegister(f func(*Desc)) {
 	if f == nil {
 		onRegister.Store(nil)

@@ -33,9 +33,8 @@ type Session struct {
 	DroppedBytes  atomic.Uint64
 }
 
-// NewSession allocates perSlot+1 buffers for each of nslots slots.
-func NewSession(nslots, perSlot int) *Session {
-	n := nslots * (perSlot + 1)
+// NewSession allocates n buffers.
+func NewSession(n int) *Session {
 	s := &Session{
 		free: make(chan *Buffer, n),
 		Full: make(chan *Buffer, n),

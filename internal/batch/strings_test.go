@@ -3,6 +3,7 @@ package batch
 import (
 	"strconv"
 	"testing"
+	"unsafe"
 )
 
 func TestStringKey(t *testing.T) {
@@ -36,5 +37,13 @@ func TestStringKey(t *testing.T) {
 	}
 	if k := b.StringKey("ab"); k != 0 || b.StringKey("ab") != 0 {
 		t.Fatal("a 2-byte string was pooled")
+	}
+}
+
+// TestCommittedAligned: the flusher loads committed with a 64-bit atomic,
+// which 32-bit platforms allow only on 8-byte aligned words.
+func TestCommittedAligned(t *testing.T) {
+	if off := unsafe.Offsetof(Buffer{}.committed); off%8 != 0 {
+		t.Fatalf("Buffer.committed at offset %d", off)
 	}
 }
