@@ -56,20 +56,36 @@ var (
 
 // readEvents counts events by type name with our reader.
 func readEvents(t testing.TB, data []byte) map[string]int {
+	counts := map[string]int{}
+	eachEvent(t, data, func(ev *jfr.Event) { counts[ev.Type.Name]++ })
+	return counts
+}
+
+// eachEvent calls f with every event of data, read with our reader.
+func eachEvent(t testing.TB, data []byte, f func(*jfr.Event)) {
 	t.Helper()
 	r := jfr.NewBytesReader(data, nil)
-	counts := map[string]int{}
 	var ev jfr.Event
 	for {
 		err := r.ReadEvent(&ev)
 		if errors.Is(err, io.EOF) {
-			return counts
+			return
 		}
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
-		counts[ev.Type.Name]++
+		f(&ev)
 	}
+}
+
+// dumped returns what a ring recording holds so far, as a file.
+func dumped(t testing.TB, rec *Recording) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := rec.Dump(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 //go:noinline
@@ -192,11 +208,8 @@ func TestSettingsMidRecording(t *testing.T) {
 	emitCounted(50)
 	rec.SetSettings(Settings{"test.Counted": {Enabled: Bool(true)}})
 	emitCounted(7)
-	var buf bytes.Buffer
-	if err := rec.Dump(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if got := readEvents(t, buf.Bytes())["test.Counted"]; got != 107 {
+	data := dumped(t, rec)
+	if got := readEvents(t, data)["test.Counted"]; got != 107 {
 		t.Fatalf("got %d test.Counted events, want 107", got)
 	}
 }
@@ -219,18 +232,15 @@ func TestRingLimits(t *testing.T) {
 	// Cut a chunk first so the bursts' events are all in older chunks.
 	theSession.flushNow()
 	emitCounted(100)
-	var buf bytes.Buffer
-	if err := rec.Dump(&buf); err != nil {
-		t.Fatal(err)
-	}
+	data := dumped(t, rec)
 	rec.mu.Lock()
 	nchunks, last := len(rec.chunks), len(rec.chunks[len(rec.chunks)-1].data)
 	rec.mu.Unlock()
-	if buf.Len() > 64<<10+last {
-		t.Fatalf("ring holds %d bytes in %d chunks, over 64 KiB plus a chunk", buf.Len(), nchunks)
+	if len(data) > 64<<10+last {
+		t.Fatalf("ring holds %d bytes in %d chunks, over 64 KiB plus a chunk", len(data), nchunks)
 	}
-	if n := readEvents(t, buf.Bytes())["test.Counted"]; n < 100 || n >= 40100 {
-		t.Fatalf("ring kept %d of 40100 events (%d bytes in %d chunks), want the newest 100 and not all", n, buf.Len(), nchunks)
+	if n := readEvents(t, data)["test.Counted"]; n < 100 || n >= 40100 {
+		t.Fatalf("ring kept %d of 40100 events (%d bytes in %d chunks), want the newest 100 and not all", n, len(data), nchunks)
 	}
 
 	age, err := Start(WithRing(0, 200*time.Millisecond), WithMaxChunkAge(50*time.Millisecond))
@@ -294,28 +304,16 @@ func TestConcurrentEmit(t *testing.T) {
 			cuts++
 		}
 	}
-	var buf bytes.Buffer
-	if err := rec.Dump(&buf); err != nil {
-		t.Fatal(err)
-	}
+	data := dumped(t, rec)
 	// Each goroutine emitted n = 0..each-1 once.
 	seen := map[[2]uint64]int{}
-	r := jfr.NewBytesReader(buf.Bytes(), nil)
-	var ev jfr.Event
-	for {
-		err := r.ReadEvent(&ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("read: %v", err)
-		}
+	eachEvent(t, data, func(ev *jfr.Event) {
 		if ev.Type.Name == "test.Counted" {
 			g, _ := ev.Field("eventThread")
 			n, _ := ev.Field("n")
 			seen[[2]uint64{g.Key(), uint64(n.Int())}]++
 		}
-	}
+	})
 	dropped := int(theSession.s.DroppedEvents.Load())
 	for k, c := range seen {
 		if c != 1 {
@@ -391,12 +389,9 @@ func TestNameOutlivesGoroutine(t *testing.T) {
 	// events is written.
 	batch.SweepNames()
 	batch.SweepNames()
-	var buf bytes.Buffer
-	if err := rec.Dump(&buf); err != nil {
-		t.Fatal(err)
-	}
+	data := dumped(t, rec)
 	var out bytes.Buffer
-	if err := jfrtool.Print(&out, jfr.NewBytesReader(buf.Bytes(), nil), jfrtool.FormatPretty, jfrtool.PrintOptions{StackDepth: 6}); err != nil {
+	if err := jfrtool.Print(&out, jfr.NewBytesReader(data, nil), jfrtool.FormatPretty, jfrtool.PrintOptions{StackDepth: 6}); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -425,40 +420,33 @@ func TestSetTimeBeforeStart(t *testing.T) {
 		ev.N, ev.S = int64(12345+i), "after the time"
 		ev.Commit()
 	}
-	var buf bytes.Buffer
-	if err := rec.Dump(&buf); err != nil {
-		t.Fatal(err)
+	type got struct {
+		n     int64
+		s     string
+		start time.Time
 	}
-	r := jfr.NewBytesReader(buf.Bytes(), nil)
-	var ev jfr.Event
-	i := 0
-	for {
-		err := r.ReadEvent(&ev)
-		if errors.Is(err, io.EOF) {
-			break
+	var events []got
+	eachEvent(t, dumped(t, rec), func(ev *jfr.Event) {
+		if ev.Type.Name == "test.Counted" {
+			n, _ := ev.Field("n")
+			s, _ := ev.Field("s")
+			events = append(events, got{n.Int(), s.String(), ev.StartTime()})
 		}
-		if err != nil {
-			t.Fatalf("read: %v", err)
-		}
-		if ev.Type.Name != "test.Counted" {
-			continue
-		}
-		n := ev.Fields[ev.Type.FieldIndex("n")].Int()
-		s := ev.Fields[ev.Type.FieldIndex("s")].String()
-		if n != int64(12345+i) || s != "after the time" {
-			t.Errorf("event %d: n=%d s=%q", i, n, s)
+	})
+	if len(events) != len(times) {
+		t.Fatalf("read %d events, want %d", len(events), len(times))
+	}
+	for i, e := range events {
+		if e.n != int64(12345+i) || e.s != "after the time" {
+			t.Errorf("event %d: n=%d s=%q", i, e.n, e.s)
 		}
 		want := times[i]
 		if want.IsZero() {
 			want = time.Now() // the zero time is ignored: Commit's time
 		}
-		if d := ev.StartTime().Sub(want); d < -time.Second || d > time.Second {
-			t.Errorf("event %d: start %v, want %v", i, ev.StartTime(), want)
+		if d := e.start.Sub(want); d < -time.Second || d > time.Second {
+			t.Errorf("event %d: start %v, want %v", i, e.start, want)
 		}
-		i++
-	}
-	if i != len(times) {
-		t.Fatalf("read %d events, want %d", i, len(times))
 	}
 }
 
@@ -493,11 +481,8 @@ func TestDefineWhileRecording(t *testing.T) {
 		ev.N = int64(i)
 		ev.Commit()
 	}
-	var buf bytes.Buffer
-	if err := rec.Dump(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if n := readEvents(t, buf.Bytes())["test.Late"]; n != 5 {
+	data := dumped(t, rec)
+	if n := readEvents(t, data)["test.Late"]; n != 5 {
 		t.Fatalf("%d test.Late events, want 5", n)
 	}
 }
@@ -523,14 +508,11 @@ func TestStartWhileStopping(t *testing.T) {
 			t.Fatal(err)
 		}
 		emitCounted(100)
-		var buf bytes.Buffer
-		if err := rec.Dump(&buf); err != nil {
-			t.Fatal(err)
-		}
+		data := dumped(t, rec)
 		if err := rec.Stop(); err != nil {
 			t.Fatal(err)
 		}
-		if n := readEvents(t, buf.Bytes())["test.Counted"]; n != 100 {
+		if n := readEvents(t, data)["test.Counted"]; n != 100 {
 			t.Fatalf("round %d: %d events, want 100", i, n)
 		}
 	}
