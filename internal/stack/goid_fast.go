@@ -1,10 +1,10 @@
-//go:build amd64 && !purego
+//go:build (amd64 || arm64) && !purego
 
 package stack
 
 import "unsafe"
 
-func getfp() unsafe.Pointer
+// getg returns the current goroutine's runtime.g.
 func getg() unsafe.Pointer
 
 // goidOffset is the offset of goid in runtime.g, found by findGoidOffset;
@@ -54,33 +54,6 @@ func GoidOffset() uintptr { return uintptr(goidOffset) }
 // getg and a load in Go would be two, and Goid, with its fallback, is too
 // big to inline. Hot paths call it directly.
 func GoidAt() uint64
-
-// Capture stores the return addresses of the calling function's callers,
-// skipping skip frames above Capture's caller (skip 0: the first PC is in
-// Capture's caller), and returns how many it stored. It follows the frame
-// pointers the Go compiler keeps on amd64. It is never inlined, so that
-// skip counts from a frame of its own.
-//
-//go:noinline
-//go:nosplit
-//go:nocheckptr
-func Capture(skip int, pcs *PCs) int {
-	fp := getfp() // Capture's caller's frame
-	for ; skip > 0 && fp != nil; skip-- {
-		fp = *(*unsafe.Pointer)(fp)
-	}
-	n := 0
-	for n < MaxDepth && fp != nil {
-		pc := *(*uintptr)(unsafe.Add(fp, 8))
-		if pc == 0 {
-			break
-		}
-		pcs[n] = pc
-		fp = *(*unsafe.Pointer)(fp)
-		n++
-	}
-	return n
-}
 
 // goidCandidates returns the offsets in the current g holding its id.
 //
