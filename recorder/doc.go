@@ -10,7 +10,8 @@
 //
 // Events are encoded on the emit path into per-P buffers (package
 // internal/batch). A flusher goroutine cuts a chunk at least once a second
-// (the default maximum chunk age): it takes the buffers, adds the constant
+// (the default maximum chunk age), and sooner when its events fill a third
+// of the buffers: it takes the buffers' records, in place, adds the constant
 // pools the events refer to (goroutines as java.lang.Thread, stack traces
 // symbolised as jdk.types.Method with the Go package path as the class),
 // the chunk's metadata, and the recorder's own events (jdk.ActiveRecording,

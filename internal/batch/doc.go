@@ -3,14 +3,17 @@
 // fixed-size per-P buffers events are encoded into, and the session that
 // hands full buffers to the recorder's flusher.
 //
-// A buffer carries, besides the encoded event records, the sets of
-// goroutine ids and stack traces its events refer to, so the flusher can
-// write each chunk's constant pools without decoding the events
-// (deduplication per buffer on the hot path, per chunk at the flusher).
+// A buffer carries, besides the encoded event records, the goroutines,
+// stack traces, pooled strings and functions its events refer to, so the
+// flusher can write each chunk's constant pools without decoding the
+// events (deduplication per buffer on the hot path, per chunk at the
+// flusher).
 //
-// Each per-P slot is guarded by a word taken with one CAS and released
-// with one store: the owning P takes it on every event (uncontended), the
-// flusher takes it to swap a partly filled buffer out at each flush. No
-// mutex is held and nothing is allocated on the emit path; when no empty
-// buffer is available the event is dropped and counted.
+// A buffer has one writer, the goroutine pinned to its P, and no lock:
+// after each event the writer publishes how much is complete with one
+// plain store, and the flusher may take that much at any time (at a chunk
+// cut) while the writer fills the rest; a full buffer is handed off
+// through a channel and holds no more writes. Nothing is allocated and
+// nothing blocks on the emit path; when no empty buffer is available the
+// event is dropped and counted.
 package batch
