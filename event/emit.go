@@ -14,8 +14,6 @@ import (
 	"github.com/flightrec/flightrec/internal/stack"
 )
 
-func goid() uint64 { return stack.Goid() }
-
 // commit records the event whose header is h and marks it committed. It
 // is kept out of line so the handle methods inline; h does not escape.
 // Each call on this path costs a nanosecond or two, so it makes few: the
@@ -71,7 +69,7 @@ func commit(h *header) {
 	var pcs []uintptr
 	var skey uint64
 	if d.Stack.Load() {
-		if sc := s.Scratch(id); sc != nil {
+		if sc := batch.Scratch(id); sc != nil {
 			// Skip commit: the stack starts in the caller of Commit.
 			pcs = sc[:stack.Capture(1, sc)]
 			skey = batch.StackKey(pcs)

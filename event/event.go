@@ -11,6 +11,7 @@ import (
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/stack"
 )
 
 // Goroutine is a goroutine id; a field of this type is written as a
@@ -283,7 +284,7 @@ func (e *Timed) Commit() {
 }
 
 // CurrentGoroutine returns the calling goroutine's id.
-func CurrentGoroutine() Goroutine { return Goroutine(goid()) }
+func CurrentGoroutine() Goroutine { return Goroutine(stack.Goid()) }
 
 // Labels returns "k1=v1 k2=v2" for the pairs, ignoring an odd last key.
 func labelString(kv []string) string {

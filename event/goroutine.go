@@ -1,6 +1,9 @@
 package event
 
-import "github.com/flightrec/flightrec/internal/batch"
+import (
+	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/stack"
+)
 
 // GoroutineInfo is what the program said about a goroutine.
 type GoroutineInfo = batch.GoroutineInfo
@@ -12,7 +15,7 @@ type GoroutineInfo = batch.GoroutineInfo
 // (the recorder keeps the name until the chunks holding the goroutine's
 // events are written).
 func SetGoroutineName(name string, labels ...string) {
-	g := goid()
+	g := stack.Goid()
 	if name == "" && len(labels) == 0 {
 		batch.ForgetName(g)
 		return

@@ -302,12 +302,9 @@ func (g *gathered) copyLive(b *batch.Buffer) {
 }
 
 func (g *gathered) refs(t batch.Taken) {
-	for _, id := range t.Threads {
-		if _, ok := g.seenGs[id]; !ok {
-			g.seenGs[id] = struct{}{}
-			g.threads = append(g.threads, id)
-		}
-	}
+	addNew(g.seenGs, &g.threads, t.Threads)
+	addNew(g.seenStr, &g.strs, t.Strings)
+	addNew(g.seenFunc, &g.funcs, t.Funcs)
 	for i := 0; i < len(t.Stacks); {
 		key, n := uint64(t.Stacks[i]), int(t.Stacks[i+1])
 		if _, ok := g.seenStack[key]; !ok {
@@ -316,16 +313,14 @@ func (g *gathered) refs(t batch.Taken) {
 		}
 		i += 2 + n
 	}
-	for _, k := range t.Strings {
-		if _, ok := g.seenStr[k]; !ok {
-			g.seenStr[k] = struct{}{}
-			g.strs = append(g.strs, k)
-		}
-	}
-	for _, pc := range t.Funcs {
-		if _, ok := g.seenFunc[pc]; !ok {
-			g.seenFunc[pc] = struct{}{}
-			g.funcs = append(g.funcs, pc)
+}
+
+// addNew appends to list each of vals not yet in seen.
+func addNew[T comparable](seen map[T]struct{}, list *[]T, vals []T) {
+	for _, v := range vals {
+		if _, ok := seen[v]; !ok {
+			seen[v] = struct{}{}
+			*list = append(*list, v)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func Activate(s *Session) { active.Store(s) }
 
 // Scratch returns P id's room for a stack trace, or nil if id is out of
 // range. The caller is pinned to P id.
-func (s *Session) Scratch(id int) *stack.PCs {
+func Scratch(id int) *stack.PCs {
 	if uint(id) < uint(len(slots)) {
 		return &slots[id].scratch
 	}

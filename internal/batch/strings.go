@@ -42,18 +42,15 @@ func (b *Buffer) CachedKey(s string) uint64 {
 	return 0
 }
 
-// StringKey returns the pool key to write s as, or 0 to write it inline.
-// The caller is the buffer's writer.
+// StringKey returns the pool key to write s as, or 0 to write it inline:
+// CachedKey's answer, and on a miss the cache's update. The caller is the
+// buffer's writer; the emit path tries CachedKey first, inlined.
 func (b *Buffer) StringKey(s string) uint64 {
-	if k := b.CachedKey(s); k != 0 {
-		return k
-	}
-	return b.stringKeySlow(s)
-}
-
-func (b *Buffer) stringKeySlow(s string) uint64 {
 	p := unsafe.StringData(s)
 	c := &b.strCache[uintptr(unsafe.Pointer(p))>>3&(strCacheSize-1)]
+	if c.p == p && c.n == len(s) && c.key != 0 {
+		return c.key
+	}
 	if len(s) < minPooled || len(s) > maxPooled {
 		return 0
 	}

@@ -63,21 +63,6 @@ func AppendUvarint(dst []byte, v uint64) []byte {
 	return append(dst, byte(v))
 }
 
-// PutUvarint writes v at the start of b, which must have room for it (9
-// bytes hold any value), and returns the bytes written.
-func PutUvarint(b []byte, v uint64) int {
-	for i := 0; i < 8; i++ {
-		if v < 0x80 {
-			b[i] = byte(v)
-			return i + 1
-		}
-		b[i] = byte(v) | 0x80
-		v >>= 7
-	}
-	b[8] = byte(v)
-	return 9
-}
-
 // PutPadded writes v into b as a varint that fills all of b exactly, so a size
 // reserved in advance can be patched in place. len(b) must be between 1 and 9;
 // v must fit in 7*len(b) bits (8 more for the ninth byte).

@@ -19,10 +19,6 @@ func TestRoundTrip(t *testing.T) {
 		if got != v || n != len(b) {
 			t.Errorf("Uvarint(AppendUvarint(%#x)) = %#x, %d; want %d bytes", v, got, n, len(b))
 		}
-		var put [9]byte
-		if n := PutUvarint(put[:], v); string(put[:n]) != string(b) {
-			t.Errorf("PutUvarint(%#x) wrote % x, AppendUvarint % x", v, put[:n], b)
-		}
 
 		if _, n := Uvarint(b[:len(b)-1]); n != 0 {
 			t.Errorf("truncated encoding of %#x decoded with n=%d", v, n)
