@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -443,6 +444,8 @@ func TestSetTimeBeforeStart(t *testing.T) {
 	}
 }
 
+var lateRuns atomic.Int64
+
 type lateEvent struct {
 	event.Instant
 	N int64 `label:"N"`
@@ -457,8 +460,10 @@ func TestDefineWhileRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Stop()
+	// A name of its own on every run: go test -count defines it again.
+	name := fmt.Sprintf("test.Late%d", lateRuns.Add(1))
 	defined := make(chan *event.Type[lateEvent])
-	go func() { defined <- event.Define[lateEvent](event.Info{Name: "test.Late", Label: "Late"}) }()
+	go func() { defined <- event.Define[lateEvent](event.Info{Name: name, Label: "Late"}) }()
 	var late *event.Type[lateEvent]
 	select {
 	case late = <-defined:
@@ -475,8 +480,8 @@ func TestDefineWhileRecording(t *testing.T) {
 		ev.Commit()
 	}
 	data := dumped(t, rec)
-	if n := readEvents(t, data)["test.Late"]; n != 5 {
-		t.Fatalf("%d test.Late events, want 5", n)
+	if n := readEvents(t, data)[name]; n != 5 {
+		t.Fatalf("%d %s events, want 5", n, name)
 	}
 }
 

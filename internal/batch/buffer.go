@@ -98,6 +98,10 @@ func unpack(c uint64) (n, threads, stack, strs, funcs int) {
 	return int(c & (1<<20 - 1)), int(c >> 20 & 0xff), int(c >> 28 & (1<<16 - 1)), int(c >> 44 & 0xff), int(c >> 52 & 0xff)
 }
 
+// SameThread tells whether g is the goroutine the buffer's last event
+// referred to, which AddThread need not note again.
+func (b *Buffer) SameThread(g uint64) bool { return g == b.lastG }
+
 // AddThread notes that an event refers to goroutine g (g > 0). It returns
 // false if the buffer's thread set is full.
 func (b *Buffer) AddThread(g uint64) bool {
