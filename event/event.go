@@ -11,6 +11,7 @@ import (
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/spec"
 	"github.com/flightrec/flightrec/internal/stack"
 )
 
@@ -131,7 +132,7 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 			return nil, fmt.Errorf("%s: field %s has unsupported type %v", info.Name, sf.Name, sf.Type)
 		}
 		content := sf.Tag.Get("content")
-		if content != "" && !validContent[content] {
+		if _, ok := spec.ContentTags[content]; content != "" && !ok {
 			return nil, fmt.Errorf("%s: field %s: unknown content type %q", info.Name, sf.Name, content)
 		}
 		switch {
@@ -159,12 +160,6 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 		d.Refs = d.Refs || k == batch.Thread || k == batch.Func
 	}
 	return d, nil
-}
-
-var validContent = map[string]bool{
-	"bytes": true, "bits": true, "ns": true, "us": true, "ms": true, "s": true,
-	"timestamp": true, "epochms": true, "percentage": true, "frequency": true,
-	"address": true, "unsigned": true,
 }
 
 // kindOf maps a Go type to a field kind and its largest encoded size (for

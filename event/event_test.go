@@ -68,7 +68,12 @@ func TestDefineRejects(t *testing.T) {
 		Instant
 		At time.Time `content:"bytes"`
 	}
+	type unknownContent struct {
+		Instant
+		N int64 `content:"parsecs"`
+	}
 	for name, f := range map[string]func(){
+		"unknown content":  func() { Define[unknownContent](Info{Name: "test.UnknownContent"}) },
 		"no header":        func() { Define[noHeader](Info{Name: "test.NoHeader"}) },
 		"bad field":        func() { Define[badField](Info{Name: "test.BadField"}) },
 		"string timestamp": func() { Define[stringTimestamp](Info{Name: "test.StringTimestamp"}) },

@@ -63,33 +63,8 @@ var kindTypes = map[batch.Kind]string{
 }
 
 func contentType(c string) jfr.ContentType {
-	switch c {
-	case "bytes":
-		return jfr.ContentDataAmount(spec.UnitBytes)
-	case "bits":
-		return jfr.ContentDataAmount(spec.UnitBits)
-	case "ns":
-		return jfr.ContentTimespan(spec.UnitNanoseconds)
-	case "us":
-		return jfr.ContentTimespan(spec.UnitMicroseconds)
-	case "ms":
-		return jfr.ContentTimespan(spec.UnitMilliseconds)
-	case "s":
-		return jfr.ContentTimespan(spec.UnitSeconds)
-	case "timestamp":
-		return jfr.ContentTimestamp(spec.UnitTicks)
-	case "epochms":
-		return jfr.ContentTimestamp(spec.UnitMillisecondsSinceEpoch)
-	case "percentage":
-		return jfr.ContentPercentage()
-	case "frequency":
-		return jfr.ContentFrequency()
-	case "address":
-		return jfr.ContentMemoryAddress()
-	case "unsigned":
-		return jfr.ContentUnsigned()
-	}
-	return jfr.ContentType{}
+	t := spec.ContentTags[c]
+	return jfr.ContentType{Annotation: t[0], Unit: t[1]}
 }
 
 func lf(name, typ, label string, ct jfr.ContentType) jfr.FieldType {

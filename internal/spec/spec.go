@@ -118,6 +118,25 @@ const (
 	UnitBits                   = "BITS"
 )
 
+// ContentTags maps each name an event field's `content` struct tag takes
+// to the annotation, and its unit, that declares the field's content type
+// in the metadata: package event accepts these names, and the recorder
+// writes them.
+var ContentTags = map[string][2]string{
+	"bytes":      {DataAmount, UnitBytes},
+	"bits":       {DataAmount, UnitBits},
+	"ns":         {Timespan, UnitNanoseconds},
+	"us":         {Timespan, UnitMicroseconds},
+	"ms":         {Timespan, UnitMilliseconds},
+	"s":          {Timespan, UnitSeconds},
+	"timestamp":  {Timestamp, UnitTicks},
+	"epochms":    {Timestamp, UnitMillisecondsSinceEpoch},
+	"percentage": {Percentage},
+	"frequency":  {Frequency},
+	"address":    {MemoryAddress},
+	"unsigned":   {Unsigned},
+}
+
 // FrameType descriptions with HotSpot's pool keys; JMC maps these exact
 // strings to its frame-type enum.
 var FrameTypes = []string{0: "Interpreted", 1: "JIT compiled", 2: "Inlined", 3: "Native"}

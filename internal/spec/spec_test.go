@@ -75,6 +75,21 @@ func TestContentTypes(t *testing.T) {
 	}
 }
 
+// TestContentTags checks that every content tag names a declared content
+// type annotation, with a unit exactly where the annotation takes one.
+func TestContentTags(t *testing.T) {
+	takesUnit := map[string]bool{Timestamp: true, Timespan: true, DataAmount: true}
+	for tag, ct := range ContentTags {
+		ty := Lookup(ct[0])
+		if ty == nil || len(ty.Annotations) != 1 || ty.Annotations[0].Type != ContentType {
+			t.Errorf("content tag %q: %s is not a content type annotation", tag, ct[0])
+		}
+		if (ct[1] != "") != takesUnit[ct[0]] {
+			t.Errorf("content tag %q: unit %q for %s", tag, ct[1], ct[0])
+		}
+	}
+}
+
 func TestUserID(t *testing.T) {
 	seen := map[int64]bool{}
 	for n := range 3000 {
