@@ -61,10 +61,11 @@
 // shape of JFR's Java API. Define reads the struct once with reflection and
 // keeps each field's offset and kind; Commit then encodes straight from
 // the struct's memory with a switch per field, without reflection or
-// interfaces. That costs a few nanoseconds over generated per-type code
-// but needs no generator, no go:generate step and no generated files to
-// keep in sync; builders (ev.Str("path", p)) would lose compile-time field
-// checking.
+// interfaces. That costs some nanoseconds over per-type code (a commit
+// written by hand for the three-field benchmark event measured 22 ns
+// against 28.5 ns here) but needs no generator, no go:generate step and no
+// generated files to keep in sync; builders (ev.Str("path", p)) would lose
+// compile-time field checking.
 //
 // Begin fills a variable the caller declares rather than returning the
 // struct (ev := httpRequest.Begin()): the compiler builds a returned struct
