@@ -56,7 +56,7 @@ func commit(h *header) {
 		if end == 0 {
 			end = now
 		}
-		if end-start < d.Threshold.Load() {
+		if d.Short(end - start) {
 			pin.Unpin(id)
 			return
 		}

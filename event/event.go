@@ -266,7 +266,7 @@ func (e *Timed) ShouldCommit() bool { return e.h.d != nil && e.h.shouldCommit() 
 
 func (h *header) shouldCommit() bool {
 	h.end = clock.Now()
-	return h.end-h.start >= h.d.Threshold.Load()
+	return !h.d.Short(h.end - h.start)
 }
 
 // Commit ends the event's duration, unless ShouldCommit did, and records

@@ -167,3 +167,7 @@ func OnRegister(f func(*Desc)) {
 	}
 	onRegister.Store(&f)
 }
+
+// Short tells whether a timed event lasting dur ticks is below the type's
+// threshold, and so not recorded.
+func (d *Desc) Short(dur int64) bool { return dur < d.Threshold.Load() }
