@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,6 +213,76 @@ func TestSettingsMidRecording(t *testing.T) {
 	data := dumped(t, rec)
 	if got := readEvents(t, data)["test.Counted"]; got != 107 {
 		t.Fatalf("got %d test.Counted events, want 107", got)
+	}
+}
+
+type slowEvent struct {
+	event.Timed
+	N int64 `label:"N"`
+}
+
+var slowType = event.Define[slowEvent](event.Info{Name: "test.Slow", Label: "Slow"})
+
+// emitSlow emits a timed event lasting at least d, numbered n; with
+// should, the caller asks ShouldCommit first, which then decides, else
+// Commit alone does. It reports what ShouldCommit said.
+func emitSlow(n int64, d time.Duration, should bool) bool {
+	var ev slowEvent
+	slowType.Begin(&ev)
+	spinSink += spin(d)
+	ok := true
+	if should {
+		if ok = ev.ShouldCommit(); ok {
+			ev.N = n
+		}
+	} else {
+		ev.N = n
+	}
+	ev.Commit()
+	return ok
+}
+
+// TestThreshold checks that timed events shorter than their type's
+// threshold are dropped, whether ShouldCommit or Commit ends them, and
+// that a threshold changed mid-recording takes effect.
+func TestThreshold(t *testing.T) {
+	set := func(th time.Duration) Settings {
+		return Settings{"*": {Enabled: Bool(false)}, "test.Slow": {Enabled: Bool(true), Threshold: &th}}
+	}
+	rec, err := Start(WithRing(0, 0), WithSettings(set(20*time.Millisecond)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	for i, should := range []bool{true, false} {
+		if emitSlow(int64(10*i+1), 0, should) != !should {
+			t.Errorf("ShouldCommit of a short event: want false")
+		}
+		if !emitSlow(int64(10*i+2), 30*time.Millisecond, should) {
+			t.Errorf("ShouldCommit of a long event: want true")
+		}
+	}
+	rec.SetSettings(set(0))
+	emitSlow(3, 0, true)
+	emitSlow(4, 0, false)
+	var got []int64
+	eachEvent(t, dumped(t, rec), func(ev *jfr.Event) {
+		if ev.Type.Name != "test.Slow" {
+			return
+		}
+		v, ok := ev.Field("n")
+		if !ok {
+			t.Fatal("no field n")
+		}
+		n := v.Int()
+		got = append(got, n)
+		if d := ev.Duration(); n%10 == 2 && d < 20*time.Millisecond {
+			t.Errorf("event %d lasted %v", n, d)
+		}
+	})
+	slices.Sort(got)
+	if want := []int64{2, 3, 4, 12}; !slices.Equal(got, want) {
+		t.Errorf("recorded events %v, want %v", got, want)
 	}
 }
 
