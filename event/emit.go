@@ -69,14 +69,15 @@ func commit(h *header) {
 		size += len(*(*string)(unsafe.Add(p, off)))
 	}
 	b := batch.Current(id)
-	if batch.Active() == nil {
+	s := batch.Active()
+	if s == nil {
 		pin.Unpin(id)
 		return
 	}
 	var skey uint64
 	yield := false
 	if b == nil || d.Refs || d.Stack.Load() || !b.Fits(size) || !b.SameThread(g) {
-		if b, skey, yield = prepare(b, id, d, p, g, size); b == nil {
+		if b, skey, yield = prepare(s, b, id, d, p, g, size); b == nil {
 			pin.Unpin(id)
 			return
 		}
@@ -152,17 +153,13 @@ func commit(h *header) {
 // prepare is commit's uncommon case. It captures the stack trace if the
 // type records them, notes the event's references (its goroutine, stack,
 // and Goroutine or Func fields) in the P's buffer b, and hands b off for
-// a fresh one when b is full or absent. It returns the buffer to encode
-// into, the stack's key (0: none) and whether to yield the P once
-// unpinned (see batch.Session.Behind); or a nil buffer if the event is
-// dropped, which it counts, or no recording runs.
+// a fresh one of session s when b is full or absent. It returns the
+// buffer to encode into, the stack's key (0: none) and whether to yield
+// the P once unpinned (see batch.Session.Behind); or a nil buffer if the
+// event is dropped, which it counts.
 //
 //go:noinline
-func prepare(b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int) (*batch.Buffer, uint64, bool) {
-	s := batch.Active()
-	if s == nil {
-		return nil, 0, false
-	}
+func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int) (*batch.Buffer, uint64, bool) {
 	var pcs []uintptr
 	var skey uint64
 	if d.Stack.Load() {

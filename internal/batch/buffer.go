@@ -105,7 +105,7 @@ func (b *Buffer) SameThread(g uint64) bool { return g == b.lastG }
 // AddThread notes that an event refers to goroutine g (g > 0). It returns
 // false if the buffer's thread set is full.
 func (b *Buffer) AddThread(g uint64) bool {
-	if g == b.lastG {
+	if b.SameThread(g) {
 		return true
 	}
 	return b.addThread(g)
