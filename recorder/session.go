@@ -194,7 +194,8 @@ func (ss *session) flushNow() {
 }
 
 // flusher gathers the full buffers into the chunk being built, which
-// writes their records in place, and cuts a chunk every maxChunkAge, when
+// writes their records in place, when the emitters signal a batch of them
+// (batch.Session.Wake), and cuts a chunk every maxChunkAge, when
 // the gathered records reach maxChunkSize or hold a third of the buffers,
 // on request, and when stopped. At a cut it copies what the buffers still
 // being filled hold. A cut chunk is encoded and delivered by chunkWriter,
@@ -243,8 +244,8 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	}()
 	for {
 		select {
-		case b := <-s.Full:
-			cur.hold(b)
+		case <-s.Wake:
+			drain()
 			if cur.size >= size || len(cur.held) >= holdLimit {
 				cut(nil, false)
 			}

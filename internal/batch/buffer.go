@@ -37,14 +37,17 @@ type Buffer struct {
 
 	// The writer's state.
 	n, nthreads, nstack int // used bytes, threads, stack words
-	lastG               uint64
-	nstacks             int
-	threadSet           [setSize]uint64
-	stackSet            [setSize]uint64
-	strCache            [strCacheSize]strSlot
-	nstrs               int
-	funcSet             [funcSetSize]uintptr
-	nfuncs              int
+	// counts packs the counts but bytes (see pack); the rare paths that
+	// change them update it, so that Commit need not pack on every event.
+	counts    uint64
+	lastG     uint64
+	nstacks   int
+	threadSet [setSize]uint64
+	stackSet  [setSize]uint64
+	strCache  [strCacheSize]strSlot
+	nstrs     int
+	funcSet   [funcSetSize]uintptr
+	nfuncs    int
 
 	// taken is how many bytes the flusher has taken; only it uses it.
 	taken int
@@ -71,6 +74,7 @@ func (b *Buffer) Reset() {
 	b.strCache = [strCacheSize]strSlot{}
 	b.funcSet = [funcSetSize]uintptr{}
 	b.nfuncs = 0
+	b.counts = 0
 	atomic.StoreUint64(&b.committed, 0)
 	b.taken = 0
 }
@@ -85,8 +89,11 @@ func (b *Buffer) Tail() []byte { return b.data[b.n:] }
 // new extent to the flusher.
 func (b *Buffer) Commit(n int) {
 	b.n += n
-	publish(&b.committed, pack(b.n, b.nthreads, b.nstack, b.nstrs, b.nfuncs))
+	publish(&b.committed, uint64(b.n)|b.counts)
 }
+
+// recount updates counts after a count changed.
+func (b *Buffer) recount() { b.counts = pack(0, b.nthreads, b.nstack, b.nstrs, b.nfuncs) }
 
 // pack packs the counts of Commit into one word: bytes (18 bits), threads,
 // stack words (14), strings and functions (8 each).
@@ -116,12 +123,19 @@ func (b *Buffer) addThread(g uint64) bool {
 		return false
 	}
 	b.lastG = g
+	b.recount()
 	return true
 }
 
 // AddFunc notes that an event refers to the function at entry PC pc
 // (non-zero). It returns false if the buffer's function set is full.
-func (b *Buffer) AddFunc(pc uintptr) bool { return addTo(b.funcSet[:], b.funcs[:], &b.nfuncs, pc) }
+func (b *Buffer) AddFunc(pc uintptr) bool {
+	if !addTo(b.funcSet[:], b.funcs[:], &b.nfuncs, pc) {
+		return false
+	}
+	b.recount()
+	return true
+}
 
 // addTo adds v (non-zero) to the open-addressed set table (its length a
 // power of two) and, if it is new, to list[*n]. It returns false if it is
@@ -161,6 +175,7 @@ func (b *Buffer) AddStack(key uint64, pcs []uintptr) bool {
 			b.stacks[b.nstack+1] = uintptr(len(pcs))
 			copy(b.stacks[b.nstack+2:], pcs)
 			b.nstack += 2 + len(pcs)
+			b.recount()
 			return true
 		}
 	}

@@ -76,6 +76,7 @@ func (b *Buffer) StringKey(s string) uint64 {
 	}
 	b.strs[b.nstrs] = k
 	b.nstrs++
+	b.recount()
 	c.key = k
 	return k
 }
