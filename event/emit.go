@@ -1,15 +1,12 @@
 package event
 
 import (
-	"encoding/binary"
-	"math"
 	"runtime"
 	"time"
 	"unsafe"
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
-	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/internal/pin"
 	"github.com/flightrec/flightrec/internal/stack"
 )
@@ -18,15 +15,75 @@ import (
 // one call (clock.NowAndGWord).
 var fastClock = stack.GoidFast && clock.GWord
 
-// commit records the event whose header is h and marks it committed. It
-// is kept out of line so the handle methods inline; h does not escape.
-// The common case (no stack trace, no Goroutine or Func field, room in the
-// P's buffer, the same goroutine as the buffer's last event) runs straight
-// through, with three calls: pinning, the clock and goroutine id, and
-// unpinning. prepare handles the rest out of line.
+// commit records the event whose header is h and marks it committed: the
+// generic form of the Commit methods flightrec gen writes, which call
+// record and the Writer's methods the same way with the fields written
+// out. It is kept out of line so the handle methods inline; h does not
+// escape.
 //
 //go:noinline
 func commit(h *header) {
+	d := h.d
+	p := unsafe.Pointer(h)
+	extra := 0
+	for _, off := range d.Strings {
+		extra += len(*(*string)(unsafe.Add(p, off)))
+	}
+	w, ok := record(h, extra)
+	if !ok {
+		return
+	}
+	// The encoding switch is written out here rather than called: a call
+	// cost 2 ns.
+	for _, op := range d.Ops {
+		q := unsafe.Add(p, op.Offset)
+		switch op.Enc {
+		case batch.EncVarint64:
+			w = w.Varint(*(*uint64)(q))
+		case batch.EncVarint32:
+			w = w.Varint(uint64(*(*uint32)(q)))
+		case batch.EncString:
+			str := *(*string)(q)
+			if k := w.CachedKey(str); k != 0 {
+				w = w.Ref(k)
+			} else {
+				w = w.String(str)
+			}
+		case batch.EncByte:
+			w = w.Byte(*(*uint8)(q))
+		case batch.EncVarint16:
+			w = w.Varint(uint64(*(*uint16)(q)))
+		case batch.EncFloat32:
+			w = w.Float32(*(*float32)(q))
+		case batch.EncFloat64:
+			w = w.Float64(*(*float64)(q))
+		case batch.EncTime:
+			w = w.Time(*(*time.Time)(q))
+		case batch.EncUnixNanos:
+			w = w.UnixNanos(*(*int64)(q))
+		case batch.EncFunc:
+			w = w.Varint(uint64(*(*uintptr)(q)))
+		}
+	}
+	w.End()
+	w.Unpin()
+}
+
+// record begins the record of the event whose header is h, with extra
+// bytes of strings besides the type's FixedMax, and marks the event
+// committed. It pins the goroutine to its P (Writer.Unpin ends that),
+// reads the time and the goroutine id, drops a timed event below the
+// threshold, finds room in the P's buffer and writes the record's header:
+// type id, startTime, duration, eventThread and stackTrace. ok is false
+// if the event is not to be written (then nothing is pinned).
+//
+// The common case (no stack trace, no Goroutine or Func field, room in the
+// P's buffer, the same goroutine as the buffer's last event) runs straight
+// through, with two calls: pinning, and the clock and goroutine id.
+// prepare handles the rest out of line.
+//
+//go:noinline
+func record(h *header, extra int) (w Writer, ok bool) {
 	d := h.d
 	start, end := h.start, h.end
 	// Committed: a later Begin of the same variable starts afresh.
@@ -58,96 +115,61 @@ func commit(h *header) {
 		}
 		if d.Short(end - start) {
 			pin.Unpin(id)
-			return
+			return Writer{}, false
 		}
 	} else if start == 0 {
 		start = now
 	}
-	p := unsafe.Pointer(h)
-	size := d.FixedMax
-	for _, off := range d.Strings {
-		size += len(*(*string)(unsafe.Add(p, off)))
-	}
-	b := batch.Current(id)
-	s := batch.Active()
-	if s == nil {
-		pin.Unpin(id)
-		return
-	}
+	size := d.FixedMax + extra
 	var skey uint64
-	yield := false
-	if b == nil || d.Refs || d.Stack.Load() || !b.Fits(size) || !b.SameThread(g) {
-		if b, skey, yield = prepare(s, b, id, d, p, g, size); b == nil {
+	for {
+		b := batch.Current(id)
+		s := batch.Active()
+		if s == nil {
 			pin.Unpin(id)
-			return
+			return Writer{}, false
 		}
+		if b != nil && !d.Refs && !d.Stack.Load() && b.Fits(size) && b.SameThread(g) {
+			w.b = b
+			break
+		}
+		var yield bool
+		if w.b, skey, yield = prepare(s, b, id, d, unsafe.Pointer(h), g, size); w.b == nil {
+			pin.Unpin(id)
+			return Writer{}, false
+		}
+		if !yield {
+			break
+		}
+		// The flusher is falling behind: let it run (see
+		// batch.Session.Behind), then find this goroutine's P's buffer
+		// again. The event keeps its time.
+		pin.Unpin(id)
+		runtime.Gosched()
+		id = pin.Pin()
 	}
 	// The record: size, type id, startTime, duration, eventThread,
 	// stackTrace, fields. The size is one byte when the record cannot
-	// exceed 127 bytes, else a 4-byte padded varint. Bytes are stored
-	// through a pointer, without bounds checks: Fits checked that size,
-	// which bounds the record, is free. The encoding is written out here
-	// rather than called: a call cost 2 ns.
-	dst := b.Tail()[:size]
-	out := unsafe.Pointer(unsafe.SliceData(dst))
+	// exceed 127 bytes, else a 4-byte padded varint (Writer.End). Bytes
+	// are stored through a pointer, without bounds checks: Fits checked
+	// that size, which bounds the record, is free.
+	w.out = unsafe.Pointer(unsafe.SliceData(w.b.Tail()))
+	w.tag = id << 1
 	i := 1
 	if size > 127 {
 		i = 4
+		w.tag |= 1
 	}
-	i = putUvarint(out, i, uint64(d.ID))
+	i = putUvarint(w.out, i, uint64(d.ID))
 	// start and duration come from SetTime or SetTimes too, and may be
 	// negative (a time before the process started): the 9-byte form.
-	i = putUvarint64(out, i, uint64(start))
+	i = putVarint(w.out, i, uint64(start))
 	if d.Timed {
-		i = putUvarint64(out, i, uint64(end-start))
+		i = putVarint(w.out, i, uint64(end-start))
 	}
-	i = putUvarint(out, i, g)
-	i = putUvarint(out, i, skey)
-	for _, op := range d.Ops {
-		q := unsafe.Add(p, op.Offset)
-		switch op.Enc {
-		case batch.EncVarint64:
-			i = putUvarint64(out, i, *(*uint64)(q))
-		case batch.EncVarint32:
-			i = putUvarint(out, i, uint64(*(*uint32)(q)))
-		case batch.EncString:
-			str := *(*string)(q)
-			if str == "" {
-				*(*byte)(unsafe.Add(out, i)) = 1
-				i++
-				continue
-			}
-			k := b.CachedKey(str) // inlined: the common case
-			if k == 0 {
-				k = b.StringKey(str)
-			}
-			if k != 0 {
-				*(*byte)(unsafe.Add(out, i)) = 2
-				i = putUvarint(out, i+1, k)
-			} else {
-				*(*byte)(unsafe.Add(out, i)) = 3
-				i = putUvarint(out, i+1, uint64(len(str)))
-				i += copy(dst[i:], str)
-			}
-		case batch.EncByte:
-			*(*byte)(unsafe.Add(out, i)) = *(*uint8)(q)
-			i++
-		case batch.EncVarint16:
-			i = putUvarint(out, i, uint64(*(*uint16)(q)))
-		default:
-			i = encodeRare(out, dst, i, op.Enc, q)
-		}
-	}
-	if size > 127 {
-		leb128.PutPadded(dst[:4], uint64(i))
-	} else {
-		*(*byte)(out) = byte(i)
-	}
-	b.Commit(i)
-	pin.Unpin(id)
-	if yield {
-		runtime.Gosched()
-	}
+	i = putUvarint(w.out, i, g)
+	w.i = putUvarint(w.out, i, skey)
+	return w, true
 }
 
 // prepare is commit's uncommon case. It captures the stack trace if the
@@ -164,9 +186,9 @@ func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.
 	var skey uint64
 	if d.Stack.Load() {
 		if sc := batch.Scratch(id); sc != nil {
-			// Skip prepare and commit: the stack starts in the caller of
-			// Commit.
-			pcs = sc[:stack.Capture(2, sc)]
+			// Skip prepare, record and commit (or a generated Commit's
+			// flightrecCommit): the stack starts in the caller of Commit.
+			pcs = sc[:stack.Capture(3, sc)]
 			skey = batch.StackKey(pcs)
 		}
 	}
@@ -219,37 +241,9 @@ func refsFit(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer) bool {
 	return true
 }
 
-// encodeRare writes a field of one of the rarer encodings at dst[i] (out
-// is dst's start) and returns the offset after it.
-func encodeRare(out unsafe.Pointer, dst []byte, i int, e batch.Enc, q unsafe.Pointer) int {
-	switch e {
-	case batch.EncFloat32:
-		binary.BigEndian.PutUint32(dst[i:], math.Float32bits(*(*float32)(q)))
-		return i + 4
-	case batch.EncFloat64:
-		binary.BigEndian.PutUint64(dst[i:], math.Float64bits(*(*float64)(q)))
-		return i + 8
-	case batch.EncTime:
-		var ticks int64
-		if t := (*time.Time)(q); !t.IsZero() {
-			ticks = clock.TicksAt(t.UnixNano())
-		}
-		return putUvarint64(out, i, uint64(ticks))
-	case batch.EncUnixNanos:
-		var ticks int64
-		if ns := *(*int64)(q); ns != 0 {
-			ticks = clock.TicksAt(ns)
-		}
-		return putUvarint64(out, i, uint64(ticks))
-	case batch.EncFunc:
-		return putUvarint(out, i, uint64(*(*uintptr)(q)))
-	}
-	return i
-}
-
-// putUvarint writes v, below 2^63, at out+i as JFR's varint
-// (leb128.PutUvarint) and returns the offset after it. Up to 2^63 that is
-// plain LEB128; larger values, which only fields hold, take putUvarint9.
+// putUvarint writes v, below 2^63, at out+i as JFR's varint and returns
+// the offset after it. Up to 2^63 that is plain LEB128; putVarint writes
+// any value.
 func putUvarint(out unsafe.Pointer, i int, v uint64) int {
 	for v >= 0x80 {
 		*(*byte)(unsafe.Add(out, i)) = byte(v) | 0x80
@@ -260,18 +254,11 @@ func putUvarint(out unsafe.Pointer, i int, v uint64) int {
 	return i + 1
 }
 
-// putUvarint64 writes any value as JFR's varint.
-func putUvarint64(out unsafe.Pointer, i int, v uint64) int {
-	if v < 1<<63 {
-		return putUvarint(out, i, v)
-	}
-	return putUvarint9(out, i, v)
-}
-
-// putUvarint9 writes a value of 2^56 or more: 9 bytes, the last holding 8
-// bits (where LEB128 would take 10 from 2^63).
-func putUvarint9(out unsafe.Pointer, i int, v uint64) int {
-	for range 8 {
+// putVarint writes any value as JFR's varint: LEB128 up to 2^56, and from
+// there 9 bytes, the last holding 8 bits (where LEB128 would take 10 from
+// 2^63).
+func putVarint(out unsafe.Pointer, i int, v uint64) int {
+	for n := 0; v >= 0x80 && n < 8; n++ {
 		*(*byte)(unsafe.Add(out, i)) = byte(v) | 0x80
 		v >>= 7
 		i++

@@ -30,8 +30,9 @@ func TestDisabledAllocs(t *testing.T) {
 	}
 }
 
-// TestInlining checks that Begin, ShouldCommit and Commit inline at a call
-// site, so a disabled event costs a load and a branch.
+// TestInlining checks that Begin, ShouldCommit and Commit, generic or
+// generated, inline at a call site, so a disabled event costs a load and a
+// branch.
 func TestInlining(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
@@ -40,7 +41,7 @@ func TestInlining(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for _, want := range []string{").Begin", "(*Timed).ShouldCommit", "(*Timed).Commit"} {
+	for _, want := range []string{").Begin", "(*Timed).ShouldCommit", "(*Timed).Commit", "(*gsample).Commit", "(*Instant).Pending"} {
 		found := false
 		for _, line := range strings.Split(string(out), "\n") {
 			if strings.Contains(line, "main.go") && strings.Contains(line, "inlining call to") && strings.Contains(line, want) {

@@ -17,6 +17,10 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
+// benchEvent's Commit is generated (benchevent_flightrec_test.go), as a
+// program that wants the fastest emit path would have it.
+//
+//go:generate go run ../cmd/flightrec gen -type benchEvent
 type benchEvent struct {
 	event.Instant
 	N int64  `label:"N"`

@@ -37,7 +37,7 @@ func guarded(c *cli.Command) *cli.Command {
 }
 
 func commands() []*cli.Command {
-	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd}
+	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd}
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
 	}
