@@ -92,6 +92,21 @@ func BenchmarkEmit(b *testing.B) {
 		b.ReportAllocs()
 		record(b, func() { emitLoop(benchType, b.N) })
 	})
+	// The same event through the generic Commit, which the generated
+	// one shadows.
+	b.Run("enabled-generic", func(b *testing.B) {
+		b.ReportAllocs()
+		record(b, func() {
+			for i := 0; i < b.N; i++ {
+				var ev benchEvent
+				benchType.Begin(&ev)
+				if ev.ShouldCommit() {
+					ev.N, ev.S, ev.K = int64(i), "hello", 42
+				}
+				ev.Instant.Commit()
+			}
+		})
+	})
 	b.Run("stack", func(b *testing.B) {
 		b.ReportAllocs()
 		record(b, func() {
