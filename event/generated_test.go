@@ -12,6 +12,7 @@ import (
 	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/leb128"
+	"github.com/flightrec/flightrec/internal/pin"
 )
 
 //go:generate go run ../cmd/flightrec gen -type genAll,genTimed
@@ -175,6 +176,11 @@ func TestGeneratedMatchesGeneric(t *testing.T) {
 		{"large record", func(g bool) { emitAll(strings.Clone("x"), true, g) }},
 		{"timed", func(g bool) { emitTimed(strings.Clone("t"), g) }},
 	} {
+		if tc.name == "pooled strings" && !pin.Linked {
+			// Under -race, pin hands out slots by stack address: the two
+			// events may land in buffers that pooled different strings.
+			continue
+		}
 		tc.emit(true)
 		tc.emit(false)
 		recs := records(t, s)
