@@ -123,6 +123,7 @@ func record(h *header, extra int) (w Writer, ok bool) {
 	size := d.FixedMax + extra
 	var skey uint64
 	for {
+		skey = 0 // a retry may find the stack setting off
 		b := batch.Current(id)
 		s := batch.Active()
 		if s == nil {

@@ -149,9 +149,10 @@ func (w Writer) String(s string) Writer {
 func (w Writer) End() {
 	i := w.i
 	if w.tag&1 != 0 {
-		// 4-byte padded varint, as leb128.PutPadded.
+		// 4-byte padded varint, as leb128.PutPadded; little-endian
+		// byte order whatever the platform's, at any alignment.
 		u := uint32(i)
-		*(*uint32)(w.out) = u&0x7f | u<<1&0x7f00 | u<<2&0x7f0000 | u<<3&0x7f000000 | 0x808080
+		binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(w.out), 4), u&0x7f|u<<1&0x7f00|u<<2&0x7f0000|u<<3&0x7f000000|0x808080)
 	} else {
 		*(*byte)(w.out) = byte(i)
 	}

@@ -46,6 +46,7 @@ func TestRejects(t *testing.T) {
 		"badField": "bad.go:10:2: field M of badField has type map[string]int, which an event cannot record",
 		"generic":  "bad.go:13:6: generic is generic",
 		"missing":  "no type missing in package",
+		"blank":    "bad.go:24:2: blank has a blank field",
 	} {
 		_, err := Generate("testdata/bad", []string{typ}, "")
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -18,3 +18,10 @@ type generic[T any] struct {
 var _ notEvent
 var _ badField
 var _ generic[int]
+
+type blank struct {
+	event.Instant
+	_ int32
+}
+
+var _ blank
