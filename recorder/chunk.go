@@ -284,9 +284,15 @@ func (cb *chunkBuilder) stack(p *pools, key uint64, pcs []uintptr) {
 	var frames []jfr.Value
 	fc := p.c[spec.StackFrame]
 	top := true // the stack starts at the program's code, not in Commit
+	first := true
 	for _, pc := range pcs {
 		for _, f := range cb.frames(pc) {
-			if top && strings.HasPrefix(f.fn, apiPrefix) {
+			// The first frame is a Commit: event's generic one, or one
+			// flightrec gen wrote (in the program's package, inlined
+			// into the caller).
+			generated := first && strings.HasSuffix(f.fn, ").Commit")
+			first = false
+			if top && (generated || strings.HasPrefix(f.fn, apiPrefix)) {
 				continue
 			}
 			top = false

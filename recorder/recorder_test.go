@@ -586,3 +586,52 @@ func TestStartWhileStopping(t *testing.T) {
 		}
 	}
 }
+
+// emitStacked emits one bench.StackEvent, whose type has a generated
+// Commit, and one test.Counted, whose type has not.
+//
+//go:noinline
+func emitStacked() {
+	var ev benchEvent
+	benchStackType.Begin(&ev)
+	ev.Commit()
+	emitCounted(1)
+}
+
+// TestStackStartsAtCaller checks that a stack trace starts in the function
+// that called Commit, through a generated Commit as through the generic
+// one: no frame of package event, of flightrecCommit or of the inlined
+// generated Commit.
+func TestStackStartsAtCaller(t *testing.T) {
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(false)},
+		"bench.StackEvent": {Enabled: Bool(true), StackTrace: Bool(true)},
+		"test.Counted":     {Enabled: Bool(true), StackTrace: Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	emitStacked()
+	var out bytes.Buffer
+	if err := jfrtool.Print(&out, jfr.NewBytesReader(dumped(t, rec), nil), jfrtool.FormatPretty, jfrtool.PrintOptions{StackDepth: 2}); err != nil {
+		t.Fatal(err)
+	}
+	tops := map[string]string{}
+	event := ""
+	lines := strings.Split(out.String(), "\n")
+	for i, line := range lines {
+		if strings.HasSuffix(line, " {") && !strings.HasPrefix(line, " ") {
+			event = strings.TrimSuffix(line, " {")
+		}
+		if strings.Contains(line, "stackTrace = [") && i+1 < len(lines) {
+			tops[event] = strings.TrimSpace(lines[i+1])
+		}
+	}
+	for name, want := range map[string]string{
+		"bench.StackEvent": "github.com.flightrec.flightrec.recorder.emitStacked()",
+		"test.Counted":     "github.com.flightrec.flightrec.recorder.emitCounted()",
+	} {
+		if !strings.HasPrefix(tops[name], want) {
+			t.Errorf("%s: stack starts at %q, want %s...\n%s", name, tops[name], want, out.String())
+		}
+	}
+}
