@@ -284,15 +284,17 @@ func (cb *chunkBuilder) stack(p *pools, key uint64, pcs []uintptr) {
 	var frames []jfr.Value
 	fc := p.c[spec.StackFrame]
 	top := true // the stack starts at the program's code, not in Commit
-	first := true
+	// The first frames are event's or those flightrec gen wrote (in the
+	// program's package): flightrecCommit where the unwinder keeps it
+	// (runtime.Callers, off amd64), then the generated Commit, inlined
+	// into the caller.
+	genCommit := true
 	for _, pc := range pcs {
 		for _, f := range cb.frames(pc) {
-			// The first frame is a Commit: event's generic one, or one
-			// flightrec gen wrote (in the program's package, inlined
-			// into the caller).
-			generated := first && strings.HasSuffix(f.fn, ").Commit")
-			first = false
-			if top && (generated || strings.HasPrefix(f.fn, apiPrefix)) {
+			api := strings.HasPrefix(f.fn, apiPrefix) || strings.HasSuffix(f.fn, ").flightrecCommit")
+			generated := genCommit && strings.HasSuffix(f.fn, ").Commit")
+			genCommit = api
+			if top && (api || generated) {
 				continue
 			}
 			top = false
