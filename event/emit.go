@@ -161,15 +161,15 @@ func record(h *header, extra int) (w Writer, ok bool) {
 		i = 4
 		w.tag |= 1
 	}
-	i = putUvarint(w.out, i, uint64(d.ID))
+	i = putVarint(w.out, i, uint64(d.ID))
 	// start and duration come from SetTime or SetTimes too, and may be
 	// negative (a time before the process started): the 9-byte form.
 	i = putVarint(w.out, i, uint64(start))
 	if d.Timed {
 		i = putVarint(w.out, i, uint64(end-start))
 	}
-	i = putUvarint(w.out, i, g)
-	w.i = putUvarint(w.out, i, skey)
+	i = putVarint(w.out, i, g)
+	w.i = putVarint(w.out, i, skey)
 	return w, true
 }
 
@@ -240,19 +240,6 @@ func refsFit(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer) bool {
 		}
 	}
 	return true
-}
-
-// putUvarint writes v, below 2^63, at out+i as JFR's varint and returns
-// the offset after it. Up to 2^63 that is plain LEB128; putVarint writes
-// any value.
-func putUvarint(out unsafe.Pointer, i int, v uint64) int {
-	for v >= 0x80 {
-		*(*byte)(unsafe.Add(out, i)) = byte(v) | 0x80
-		v >>= 7
-		i++
-	}
-	*(*byte)(unsafe.Add(out, i)) = byte(v)
-	return i + 1
 }
 
 // putVarint writes any value as JFR's varint: LEB128 up to 2^56, and from

@@ -92,23 +92,19 @@ func (w Writer) Float64(v float64) Writer {
 
 // Time writes a time.Time field, in ticks (0 for the zero time).
 func (w Writer) Time(t time.Time) Writer {
-	var ticks int64
-	if !t.IsZero() {
-		ticks = clock.TicksAt(t.UnixNano())
+	if t.IsZero() {
+		return w.Varint(0)
 	}
-	w.i = putVarint(w.out, w.i, uint64(ticks))
-	return w
+	return w.Varint(uint64(clock.TicksAt(t.UnixNano())))
 }
 
 // UnixNanos writes an int64 field of content type timestamp, ns since the
 // Unix epoch, in ticks (0 stays 0).
 func (w Writer) UnixNanos(ns int64) Writer {
-	var ticks int64
-	if ns != 0 {
-		ticks = clock.TicksAt(ns)
+	if ns == 0 {
+		return w.Varint(0)
 	}
-	w.i = putVarint(w.out, w.i, uint64(ticks))
-	return w
+	return w.Varint(uint64(clock.TicksAt(ns)))
 }
 
 // CachedKey returns the pool key of s if the buffer pooled it already
@@ -120,7 +116,7 @@ func (w Writer) CachedKey(s string) uint64 { return w.b.CachedKey(s) }
 // from CachedKey.
 func (w Writer) Ref(k uint64) Writer {
 	*(*byte)(unsafe.Add(w.out, w.i)) = 2
-	w.i = putUvarint(w.out, w.i+1, k)
+	w.i = putVarint(w.out, w.i+1, k)
 	return w
 }
 
@@ -139,7 +135,7 @@ func (w Writer) String(s string) Writer {
 		return w.Ref(k)
 	}
 	*(*byte)(unsafe.Add(w.out, i)) = 3
-	i = putUvarint(w.out, i+1, uint64(len(s)))
+	i = putVarint(w.out, i+1, uint64(len(s)))
 	w.i = i + copy(unsafe.Slice((*byte)(unsafe.Add(w.out, i)), len(s)), s)
 	return w
 }
@@ -149,8 +145,9 @@ func (w Writer) String(s string) Writer {
 func (w Writer) End() {
 	i := w.i
 	if w.tag&1 != 0 {
-		// 4-byte padded varint, as leb128.PutPadded; little-endian
-		// byte order whatever the platform's, at any alignment.
+		// leb128.PutPadded for 4 bytes, written out: calling it would
+		// put End over the inlining budget. Little-endian byte order
+		// whatever the platform's, at any alignment.
 		u := uint32(i)
 		binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(w.out), 4), u&0x7f|u<<1&0x7f00|u<<2&0x7f0000|u<<3&0x7f000000|0x808080)
 	} else {
