@@ -5,6 +5,7 @@
 // from the runtime's g at an offset found once at start-up.
 //
 // The fast paths need amd64 assembly; elsewhere (or with -tags purego)
-// Capture uses runtime.Callers and Goid parses runtime.Stack, which is
-// correct but slow.
+// Capture uses runtime.Callers, reduced to one PC per physical frame as the
+// unwinder gives, and Goid parses runtime.Stack: correct, allocation-free,
+// but slow.
 package stack

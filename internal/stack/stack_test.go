@@ -44,3 +44,50 @@ func TestCaptureMatchesCallers(t *testing.T) {
 		t.Fatal("hash ignores frames")
 	}
 }
+
+func TestGoidAllocs(t *testing.T) {
+	if n := testing.AllocsPerRun(1000, func() { Goid() }); n != 0 {
+		t.Fatalf("Goid allocates %v times", n)
+	}
+}
+
+//go:noinline
+func captureHere(pcs *PCs) int { return Capture(0, pcs) }
+
+// inlinedCall is inlined into callsInlined, whose physical frame then
+// holds two frames.
+func inlinedCall(pcs *PCs) int { return captureHere(pcs) }
+
+//go:noinline
+func callsInlined(pcs *PCs) int { return inlinedCall(pcs) + 0 }
+
+// TestCapturePhysicalFrames checks that Capture stores one PC per physical
+// frame, whichever unwinder it uses: expanded as the recorder does, each
+// PC gives its inlined frames once.
+func TestCapturePhysicalFrames(t *testing.T) {
+	var pcs PCs
+	n := callsInlined(&pcs)
+	var names []string
+	for _, pc := range pcs[:n] {
+		fr := runtime.CallersFrames([]uintptr{pc, 0})
+		for {
+			f, more := fr.Next()
+			if f.Function != "" {
+				names = append(names, f.Function[strings.LastIndexByte(f.Function, '.')+1:])
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	if len(names) < 4 || names[0] != "captureHere" || names[1] != "inlinedCall" || names[2] != "callsInlined" || names[3] != "TestCapturePhysicalFrames" {
+		t.Fatalf("frames: %v", names)
+	}
+}
+
+func TestCaptureAllocs(t *testing.T) {
+	var pcs PCs
+	if n := testing.AllocsPerRun(1000, func() { Capture(0, &pcs) }); n != 0 {
+		t.Fatalf("Capture allocates %v times", n)
+	}
+}
