@@ -130,6 +130,20 @@ func (w *Writer) Now() int64 { return w.now() }
 // TicksPerSecond returns the frequency of the file clock.
 func (w *Writer) TicksPerSecond() int64 { return w.tps }
 
+// SetClock re-anchors the tick clock from the chunk open now, or else the
+// next one: its header's start time is derived from c, and its frequency
+// is c's. The JDK takes both afresh at every chunk, so that a long
+// recording follows the wall clock rather than drifting from one anchor;
+// a recorder whose tick source is calibrated again per chunk does the
+// same. (Readers, jfr's among them, convert the ticks of every chunk with
+// the first chunk's header.)
+func (w *Writer) SetClock(c Clock) {
+	if c.TicksPerSecond <= 0 {
+		c.TicksPerSecond = 1e9
+	}
+	w.clock0, w.tps = c, c.TicksPerSecond
+}
+
 // SetMetadata sets the types of the chunks that follow. It may be a
 // Metadata from MetadataBuilder or one read from another file. It takes
 // effect at the next chunk: while the current chunk holds events or

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/clock"
 	"github.com/flightrec/flightrec/internal/spec"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -16,6 +17,7 @@ var rawTypeNames = []string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRe
 
 type chunkInput struct {
 	start, end int64
+	clock      clock.Calibration // at start: the header's anchor and rate
 	recs       *gathered
 	recordings []*Recording
 	settings   map[string]resolved
@@ -358,6 +360,7 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 	if err := w.SetMetadata(cb.md); err != nil {
 		return err
 	}
+	w.SetClock(jfr.Clock{StartNanos: in.clock.UnixNanos, StartTicks: in.clock.Ticks, TicksPerSecond: in.clock.TicksPerSecond})
 	if err := w.StartChunk(in.start); err != nil {
 		return err
 	}

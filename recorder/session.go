@@ -42,6 +42,7 @@ type session struct {
 	done       chan struct{}
 	flushReq   chan chan struct{}
 	chunkStart int64
+	chunkClock clock.Calibration // taken at chunkStart, for its header
 	chunk      *chunkBuilder
 	runtime    *runtimeEvents
 }
@@ -63,6 +64,7 @@ func (ss *session) add(r *Recording) {
 		}
 		ss.s = batch.NewSession(bufferCount())
 		ss.chunkStart = clock.Now()
+		ss.chunkClock = clock.Recalibrate()
 		ss.chunk = newChunkBuilder(ss)
 		ss.stop = make(chan struct{})
 		ss.done = make(chan struct{})
@@ -390,8 +392,9 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struc
 	end := clock.Now()
 	ss.mu.Lock()
 	recordings := slices.Clone(ss.recordings)
-	start := ss.chunkStart
+	start, startClock := ss.chunkStart, ss.chunkClock
 	ss.chunkStart = end
+	ss.chunkClock = clock.Recalibrate()
 	merged := ss.merged()
 	ss.mu.Unlock()
 	var samples []cpuSample
@@ -399,7 +402,7 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struc
 		samples = ss.runtime.takeSamples(force)
 	}
 	return chunkJob{in: chunkInput{
-		start: start, end: end, recs: recs, recordings: recordings, settings: merged,
+		start: start, end: end, clock: startClock, recs: recs, recordings: recordings, settings: merged,
 		samples: samples, dropped: s,
 	}, ack: ack}
 }
