@@ -87,10 +87,21 @@ func Recalibrate() Calibration {
 	return *c
 }
 
-// NewAnchor reads the tick and the wall clock together.
+// NewAnchor reads the tick and the wall clock together: the wall clock
+// between two ticks, three times, keeping the closest pair (a preemption
+// between the reads would skew the anchor).
 func NewAnchor() Anchor {
-	t := Now()
-	return Anchor{Ticks: t, UnixNanos: wallNanos()}
+	var best Anchor
+	gap := int64(-1)
+	for range 3 {
+		t0 := Now()
+		w := wallNanos()
+		t1 := Now()
+		if gap < 0 || t1-t0 < gap {
+			best, gap = Anchor{Ticks: t0 + (t1-t0)/2, UnixNanos: w}, t1-t0
+		}
+	}
+	return best
 }
 
 // wallNanos reads the wall clock; tests replace it to make it drift.
