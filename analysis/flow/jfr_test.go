@@ -41,6 +41,7 @@ func (fw *flowWriter) write(name string, ticks int64, fields map[string]jfr.Valu
 	cl := fw.md.ClassByName(name)
 	if cl == nil {
 		fw.t.Fatalf("no event type %s", name)
+		return
 	}
 	vals := make([]jfr.Value, len(cl.Fields))
 	for i, f := range cl.Fields {

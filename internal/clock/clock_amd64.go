@@ -2,6 +2,7 @@
 
 package clock
 
+//lint:ignore U1000 base's initialiser calls it
 func rdtsc() uint64
 
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
@@ -21,9 +22,10 @@ func invariantTSC() bool {
 	return edx&(1<<8) != 0
 }
 
+// The assembly (ticks, nowAndGWord) reads base and monoBase.
 var (
-	base     = rdtsc()
-	monoBase = nanotime()
+	base     = rdtsc()    //lint:ignore U1000 read in assembly
+	monoBase = nanotime() //lint:ignore U1000 read in assembly
 )
 
 // ticks returns the TSC since base divided by 4 or, where the TSC is off
@@ -36,6 +38,7 @@ func now() int64 { return ticks() }
 
 // monoTicks is the tick where the TSC is off.
 //
+//lint:ignore U1000 ticks jumps to it
 //go:nosplit
 func monoTicks() int64 { return nanotime() - monoBase }
 
@@ -44,8 +47,11 @@ func monoTicks() int64 { return nanotime() - monoBase }
 func nowAndGWord(off uintptr) (ticks int64, word uint64)
 
 // gWord returns the word at offset off in the current g.
+//
+//lint:ignore U1000 monoNowAndGWord calls it
 func gWord(off uintptr) uint64
 
+//lint:ignore U1000 nowAndGWord jumps to it
 //go:nosplit
 func monoNowAndGWord(off uintptr) (int64, uint64) { return monoTicks(), gWord(off) }
 

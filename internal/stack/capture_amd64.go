@@ -2,7 +2,15 @@
 
 package stack
 
-import "unsafe"
+import (
+	"os"
+	"unsafe"
+)
+
+// framePointers: Capture follows frame pointers unless the environment
+// variable FLIGHTREC_STACK is "callers" at start, which selects the
+// runtime.Callers path other platforms take.
+var framePointers = os.Getenv(EnvStack) != "callers"
 
 // getfp returns its caller's frame pointer.
 func getfp() unsafe.Pointer
@@ -23,6 +31,9 @@ func getfp() unsafe.Pointer
 //go:nosplit
 //go:nocheckptr
 func Capture(skip int, pcs *PCs) int {
+	if !framePointers {
+		return captureCallers(skip, pcs)
+	}
 	// runtime.g begins with its stack bounds, [lo, hi). Nosplit: the
 	// stack does not move during the walk.
 	bounds := (*[2]uintptr)(getg())

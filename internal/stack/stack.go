@@ -6,6 +6,14 @@ import (
 	"sync"
 )
 
+// EnvStack is the environment variable that turns frame-pointer
+// unwinding off: "callers" makes Capture use runtime.Callers.
+const EnvStack = "FLIGHTREC_STACK"
+
+// FramePointers tells whether Capture follows frame pointers (amd64,
+// without -tags purego or FLIGHTREC_STACK=callers).
+func FramePointers() bool { return framePointers }
+
 // MaxDepth is the number of frames kept; deeper stacks are truncated.
 const MaxDepth = 64
 

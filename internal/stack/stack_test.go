@@ -91,3 +91,36 @@ func TestCaptureAllocs(t *testing.T) {
 		t.Fatalf("Capture allocates %v times", n)
 	}
 }
+
+//go:noinline
+func viaCallers(pcs *PCs) int { return captureCallers(0, pcs) }
+
+//go:noinline
+func captureBoth(a, b *PCs) (int, int) { return Capture(0, a), viaCallers(b) }
+
+func inlinedBoth(a, b *PCs) (int, int) { return captureBoth(a, b) }
+
+//go:noinline
+func callsInlinedBoth(a, b *PCs) (int, int) { return inlinedBoth(a, b) }
+
+// TestCallersMatchFramePointers checks that the runtime.Callers path
+// (FLIGHTREC_STACK=callers, other platforms) gives the frame-pointer
+// unwinder's PCs, through an inlined frame too, up to the test function.
+// (Above it the Callers path leaves out wrappers such as the go
+// statement's in testing, which frame pointers keep.) The first PCs are
+// the two call sites in captureBoth.
+func TestCallersMatchFramePointers(t *testing.T) {
+	var a, b PCs
+	na, nb := callsInlinedBoth(&a, &b)
+	if na < 3 || nb < 3 {
+		t.Fatalf("Capture gave %d PCs, the Callers path %d", na, nb)
+	}
+	for i := 1; i < 3; i++ {
+		if a[i] != b[i] {
+			t.Fatalf("frame %d: Capture %#x, the Callers path %#x (frame pointers %v)", i, a[i], b[i], FramePointers())
+		}
+	}
+	if f := runtime.FuncForPC(a[2] - 1); f == nil || !strings.HasSuffix(f.Name(), ".TestCallersMatchFramePointers") {
+		t.Fatalf("frame 2 is not the test function")
+	}
+}
