@@ -124,3 +124,32 @@ func TestCallersMatchFramePointers(t *testing.T) {
 		t.Fatalf("frame 2 is not the test function")
 	}
 }
+
+// BenchmarkCapture captures 40 frames by each path.
+func BenchmarkCapture(b *testing.B) {
+	paths := []struct {
+		name    string
+		capture func(*PCs) int
+	}{{"Capture", func(p *PCs) int { return Capture(0, p) }}, {"callers", viaCallers}}
+	for _, p := range paths {
+		b.Run(p.name, func(b *testing.B) {
+			var pcs PCs
+			n := 0
+			atDepth(38, func() {
+				for b.Loop() {
+					n = p.capture(&pcs)
+				}
+			})
+			b.ReportMetric(float64(n), "frames")
+		})
+	}
+}
+
+//go:noinline
+func atDepth(n int, f func()) {
+	if n == 0 {
+		f()
+		return
+	}
+	atDepth(n-1, f)
+}
