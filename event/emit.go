@@ -12,7 +12,8 @@ import (
 )
 
 // fastClock tells whether commit reads the time and the goroutine id in
-// one call (clock.NowAndGWord).
+// one call (clock.NowAndGWord). A variable, so that a test can take the
+// other paths on any platform.
 var fastClock = stack.GoidFast && clock.GWord
 
 // commit records the event whose header is h and marks it committed: the
@@ -103,6 +104,9 @@ func record(h *header, extra int) (w Writer, ok bool) {
 		now, g = clock.NowAndGWord(stack.GoidOffset())
 	case stack.GoidFast:
 		g = stack.GoidAt()
+		if needNow {
+			now = clock.Now()
+		}
 	default:
 		g = stack.Goid()
 		if needNow {
