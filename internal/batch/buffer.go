@@ -89,7 +89,7 @@ func (b *Buffer) Tail() []byte { return b.data[b.n:] }
 // new extent to the flusher.
 func (b *Buffer) Commit(n int) {
 	b.n += n
-	publish(&b.committed, uint64(b.n)|b.counts)
+	atomic.StoreUint64(&b.committed, uint64(b.n)|b.counts)
 }
 
 // recount updates counts after a count changed.
