@@ -1,8 +1,10 @@
 package event
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 	"unicode"
@@ -70,16 +72,24 @@ type Type[T any] struct {
 }
 
 // Define declares the event type of struct T, which embeds Instant or
-// Timed as its first field. It panics on a malformed definition (an
-// unsupported field type, a duplicate name): definitions are static, like
-// regexp.MustCompile's patterns.
+// Timed as its first field. It panics, naming its caller's file and line,
+// on a malformed definition: an unsupported field type, a name that is
+// not a dotted Java identifier (app.HTTPRequest) or that is taken (by
+// another Define, or by a type JFR or flightrec declares: the java., jdk.
+// and go. namespaces are reserved), a field name that is not a Java
+// identifier or is used twice. Definitions are static, like
+// regexp.MustCompile's patterns; a bad one would otherwise make every
+// file a recorder writes unreadable.
 func Define[T any](info Info) *Type[T] {
-	d, err := describe(reflect.TypeFor[T](), info)
+	_, file, line, _ := runtime.Caller(1)
+	d, err := describe(reflect.TypeFor[T](), info, ownCaller())
 	if err != nil {
-		panic("event.Define: " + err.Error())
+		panic(fmt.Sprintf("event.Define at %s:%d: %v", file, line, err))
 	}
 	d.DefaultOff, d.DefaultStack = info.Disabled, info.StackTrace
-	batch.Register(d)
+	if err := batch.Register(d); err != nil {
+		panic(fmt.Sprintf("event.Define at %s:%d: %v", file, line, err))
+	}
 	return &Type[T]{d: d}
 }
 
@@ -92,19 +102,28 @@ var (
 	durationT   = reflect.TypeFor[time.Duration]()
 )
 
-func describe(t reflect.Type, info Info) (*batch.Desc, error) {
-	if info.Name == "" {
-		return nil, fmt.Errorf("type %v has no name", t)
+// module is the path prefix of flightrec's packages, which alone may
+// define types in the reserved namespaces (the Go runtime's events under
+// the JDK's names).
+const module = "github.com/flightrec/flightrec/"
+
+// reserved are the namespaces of the types JFR and flightrec declare.
+var reserved = []string{"java.", "jdk.", "go."}
+
+// ownCaller tells whether Define's caller is a package of flightrec.
+func ownCaller() bool {
+	pc, _, _, _ := runtime.Caller(2)
+	f := runtime.FuncForPC(pc)
+	return f != nil && strings.HasPrefix(f.Name(), module)
+}
+
+func describe(t reflect.Type, info Info, own bool) (*batch.Desc, error) {
+	if err := checkTypeName(info.Name, own); err != nil {
+		return nil, fmt.Errorf("%v: %w", t, err)
 	}
 	if t.Kind() != reflect.Struct || t.NumField() == 0 || t.Field(0).Offset != 0 ||
 		(t.Field(0).Type != instantType && t.Field(0).Type != timedType) {
 		return nil, fmt.Errorf("%s: %v must be a struct embedding event.Instant or event.Timed first", info.Name, t)
-	}
-	types, _ := batch.Types()
-	for _, o := range types {
-		if o.Name == info.Name {
-			return nil, fmt.Errorf("%s defined twice", info.Name)
-		}
 	}
 	d := &batch.Desc{
 		Name: info.Name, Label: info.Label, Description: info.Description,
@@ -112,7 +131,7 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 	}
 	// size(4, padded if large) + type id + startTime + duration + thread + stack
 	d.FixedMax = 4 + 2 + 9 + 9 + 9 + 9
-	reserved := map[string]bool{"startTime": true, "duration": true, "eventThread": true, "stackTrace": true}
+	taken := map[string]bool{spec.FieldStartTime: true, spec.FieldDuration: true, spec.FieldEventThread: true, spec.FieldStackTrace: true}
 	for i := 1; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		name := sf.Tag.Get("jfr")
@@ -123,10 +142,13 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 			r, n := utf8.DecodeRuneInString(sf.Name)
 			name = string(unicode.ToLower(r)) + sf.Name[n:]
 		}
-		if reserved[name] {
-			return nil, fmt.Errorf("%s: field name %q is used twice or reserved", info.Name, name)
+		if !javaIdentifier(name) {
+			return nil, fmt.Errorf("%s: field %s: name %q is not a Java identifier (a letter, _ or $, then letters, digits, _ or $)", info.Name, sf.Name, name)
 		}
-		reserved[name] = true
+		if taken[name] {
+			return nil, fmt.Errorf("%s: field %s: name %q is used twice or reserved (startTime, duration, eventThread, stackTrace)", info.Name, sf.Name, name)
+		}
+		taken[name] = true
 		k, size := kindOf(sf.Type)
 		if k == 0 {
 			return nil, fmt.Errorf("%s: field %s has unsupported type %v", info.Name, sf.Name, sf.Type)
@@ -160,6 +182,47 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 		d.Refs = d.Refs || k == batch.Thread || k == batch.Func
 	}
 	return d, nil
+}
+
+// checkTypeName checks that name is a dotted Java identifier that no other
+// type takes: an event type's name is its class name in the file, and a
+// reader rejects a file whose metadata declares a class twice or with a
+// malformed name. (batch.Register rejects a name defined before.) Only flightrec's own packages (own) may use the reserved
+// namespaces, where the types it writes live; the types of the JFR table
+// are never free.
+func checkTypeName(name string, own bool) error {
+	if name == "" {
+		return errors.New("the type has no name (Info.Name)")
+	}
+	for _, part := range strings.Split(name, ".") {
+		if !javaIdentifier(part) {
+			return fmt.Errorf("name %q is not a dotted Java identifier (such as app.HTTPRequest)", name)
+		}
+	}
+	if spec.Lookup(name) != nil {
+		return fmt.Errorf("name %q is a type JFR declares", name)
+	}
+	for _, ns := range reserved {
+		if strings.HasPrefix(name, ns) && !own {
+			return fmt.Errorf("name %q is in the namespace %s*, reserved for the types JFR and flightrec declare", name, ns)
+		}
+	}
+	return nil
+}
+
+// javaIdentifier tells whether s is a Java identifier (without checking
+// for keywords, which JFR readers accept): a letter, _ or $, then letters,
+// digits, _ or $.
+func javaIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !unicode.IsLetter(r) && r != '_' && r != '$' && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // kindOf maps a Go type to a field kind and its largest encoded size (for

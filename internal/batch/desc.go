@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -131,9 +132,16 @@ var (
 	version atomic.Uint64
 )
 
-// Register adds d to the registry and assigns its id.
-func Register(d *Desc) {
+// Register adds d to the registry and assigns its id, or returns an error
+// if a type of its name is registered already.
+func Register(d *Desc) error {
 	regMu.Lock()
+	for _, o := range reg {
+		if o.Name == d.Name {
+			regMu.Unlock()
+			return fmt.Errorf("%s defined twice", d.Name)
+		}
+	}
 	// The recorder's metadata builder assigns the same ids: it adds the
 	// types in this order first.
 	d.ID = spec.UserID(len(reg))
@@ -145,6 +153,7 @@ func Register(d *Desc) {
 	if h != nil {
 		(*h)(d)
 	}
+	return nil
 }
 
 // Types returns the registered types in id order, and the registry's
