@@ -90,8 +90,8 @@ func record(h *header, extra int) (w Writer, ok bool) {
 	// Committed: a later Begin of the same variable starts afresh.
 	h.d, h.start, h.end = nil, 0, 0
 	// Pinned to its P, this goroutine is the only writer of the P's buffer
-	// and stack scratch: no lock, and one plain store publishes the event
-	// to the flusher. Pinning before the clock read, not after it,
+	// and stack scratch: no lock, and one atomic store publishes the event
+	// to the flusher (batch.Buffer). Pinning before the clock read, not after it,
 	// measured faster (by 4 ns in a variant specialised to one type).
 	id := pin.Pin()
 	// The goroutine id, and the time if the event still needs one (an
