@@ -81,12 +81,12 @@ type ringChunk struct {
 // Start starts a recording.
 func Start(opts ...Option) (*Recording, error) {
 	def, _ := Preset("default")
-	cfg := config{name: "flightrec", maxChunkSize: 12 << 20, maxChunkAge: time.Second, settings: def}
+	cfg := config{name: "flightrec", maxChunkSize: 12 << 20, maxChunkAge: maxChunkAge, settings: def}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	if cfg.maxChunkAge <= 0 || cfg.maxChunkAge > time.Second {
-		cfg.maxChunkAge = time.Second
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.file == "" && !cfg.ring {
 		return nil, errors.New("recorder: a recording needs WithFile or WithRing")
