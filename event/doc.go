@@ -54,6 +54,11 @@
 // the type's stackTrace setting is on, its stack trace are recorded
 // automatically.
 //
+// An event is at most 128 KiB, reckoned as the total length of its
+// strings plus up to 10 bytes per field and 42 for its header: a larger
+// one is dropped and counted as lost (jdk.DataLoss), as events are when
+// the recorder's buffers are full.
+//
 // # Faster commits: flightrec gen
 //
 // For the types on a hot path, `flightrec gen` writes a Commit method per

@@ -207,12 +207,13 @@ func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.
 }
 
 // swap hands the P's buffer off and notes the event's references in a
-// fresh one, or counts the event as dropped and returns nil.
+// fresh one, or counts the event as dropped and returns nil: when no
+// buffer is free, or when the event could exceed batch.MaxEventSize.
 //
 //go:noinline
 func swap(s *batch.Session, id int, d *batch.Desc, p unsafe.Pointer, g uint64, pcs []uintptr, skey uint64, size int) *batch.Buffer {
 	var b *batch.Buffer
-	if size <= batch.BufferSize/2 {
+	if size <= batch.MaxEventSize {
 		b = s.Swap(id)
 	}
 	if b == nil {

@@ -271,12 +271,17 @@ func kindOf(t reflect.Type) (batch.Kind, int) {
 	return 0, 0
 }
 
-// Name returns the type's name.
-func (t *Type[T]) Name() string { return t.d.Name }
+// Name returns the type's name ("" for a nil Type).
+func (t *Type[T]) Name() string {
+	if t == nil {
+		return ""
+	}
+	return t.d.Name
+}
 
 // Enabled tells whether events of this type are being recorded. Use it to
-// skip computing costly field values.
-func (t *Type[T]) Enabled() bool { return t.d.On.Load() }
+// skip computing costly field values. A nil Type is never enabled.
+func (t *Type[T]) Enabled() bool { return t != nil && t.d.On.Load() }
 
 // Begin starts the event ev, a zero value or an event already committed:
 // when the type is enabled it marks ev to be recorded and, for a Timed
@@ -290,8 +295,10 @@ func (t *Type[T]) Enabled() bool { return t.d.On.Load() }
 // returned struct is zeroed and copied through a temporary, which costs
 // about 6 ns on the disabled path (a stalled store-to-load forward),
 // against under 1 ns here.
+//
+// A nil Type (a variable not yet assigned its Define) is disabled.
 func (t *Type[T]) Begin(ev *T) {
-	if t.d.On.Load() {
+	if t != nil && t.d.On.Load() {
 		begin((*header)(unsafe.Pointer(ev)), t.d)
 	}
 }

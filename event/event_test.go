@@ -167,3 +167,15 @@ func TestReservedNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// TestNilType: a nil *Type (a variable whose Define has not run yet, as in
+// another package's init) is a disabled type, not a crash.
+func TestNilType(t *testing.T) {
+	var typ *Type[allocEv]
+	var ev allocEv
+	typ.Begin(&ev)
+	if ev.ShouldCommit() || typ.Enabled() || typ.Name() != "" {
+		t.Error("a nil Type is enabled or named")
+	}
+	ev.Commit()
+}

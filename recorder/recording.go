@@ -78,6 +78,10 @@ type ringChunk struct {
 	end  time.Time
 }
 
+// errNilRecording is what the methods of a nil *Recording (a failed
+// Start's) return.
+var errNilRecording = errors.New("recorder: no recording (a nil *Recording: did Start fail?)")
+
 // Start starts a recording.
 func Start(opts ...Option) (*Recording, error) {
 	def, _ := Preset("default")
@@ -106,6 +110,9 @@ func Start(opts ...Option) (*Recording, error) {
 // SetSettings replaces the recording's settings (on top of "default"); they
 // apply to events emitted from now on.
 func (r *Recording) SetSettings(s Settings) {
+	if r == nil {
+		return
+	}
 	def, _ := Preset("default")
 	r.mu.Lock()
 	r.settings = def.Merge(s)
@@ -122,6 +129,9 @@ func (r *Recording) currentSettings() Settings {
 // Stop ends the recording: the events emitted so far are written as a last
 // chunk and the file is closed.
 func (r *Recording) Stop() error {
+	if r == nil {
+		return errNilRecording
+	}
 	theSession.remove(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -137,6 +147,12 @@ func (r *Recording) Stop() error {
 // Dump writes the chunks an in-memory recording keeps (after cutting a
 // chunk, so it includes the events emitted so far) as a .jfr file.
 func (r *Recording) Dump(w io.Writer) error {
+	if r == nil {
+		return errNilRecording
+	}
+	if w == nil {
+		return errors.New("recorder: Dump to a nil io.Writer")
+	}
 	if !r.cfg.ring {
 		return errors.New("recorder: Dump needs a WithRing recording")
 	}

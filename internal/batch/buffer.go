@@ -11,6 +11,10 @@ import (
 // is handed off early.
 const (
 	BufferSize = 128 << 10
+	// MaxEventSize bounds an event's record as the emit path reckons it
+	// (its fixed fields' largest size plus its strings' lengths): a
+	// larger event never fits a buffer and is dropped, and counted.
+	MaxEventSize = BufferSize
 	setSize    = 256 // power of two
 	setLimit   = setSize * 3 / 4
 	stackWords = 4 << 10
