@@ -15,9 +15,9 @@ const (
 	// (its fixed fields' largest size plus its strings' lengths): a
 	// larger event never fits a buffer and is dropped, and counted.
 	MaxEventSize = BufferSize
-	setSize    = 256 // power of two
-	setLimit   = setSize * 3 / 4
-	stackWords = 4 << 10
+	setSize      = 256 // power of two
+	setLimit     = setSize * 3 / 4
+	stackWords   = 4 << 10
 	// funcSetSize (a power of two) bounds the distinct functions (Func
 	// fields) one buffer's events refer to.
 	funcSetSize = 64
