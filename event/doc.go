@@ -69,9 +69,11 @@
 //
 // The generated Commit writes exactly the records the generic one does
 // (TestGeneratedMatchesGeneric compares them byte for byte), through
-// Writer. It checks at program start that the struct still has the fields
-// it was written for, and panics if not: run go generate after changing
-// an event struct.
+// package event/eventimpl, which is for generated code only. After a
+// change to the struct's fields the generated file no longer compiles
+// (it converts the struct to the one it was written for), and a change
+// to a content or jfr tag that alters the encoding panics at program
+// start: run go generate after changing an event struct.
 //
 // # Why a struct with tags, with optional generated code
 //

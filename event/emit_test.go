@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/emit"
 	"github.com/flightrec/flightrec/internal/leb128"
 )
 
@@ -17,7 +17,7 @@ func TestSlowClockPath(t *testing.T) {
 		name := "platform"
 		if force {
 			name = "forced slow clock"
-			defer event.ForceSlowClock()()
+			defer emit.ForceSlowClock()()
 		}
 		s := session(t, "test.GenAll", "test.GenTimed")
 		before := clock.Now()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/emit"
 	"github.com/flightrec/flightrec/internal/spec"
 	"github.com/flightrec/flightrec/internal/stack"
 )
@@ -50,21 +51,12 @@ type Info struct {
 	Disabled bool
 }
 
-// header is the state of an event handle; Instant and Timed wrap it and
-// must be the first field of an event struct, so a pointer to the struct
-// is a pointer to its header.
-type header struct {
-	d     *batch.Desc // nil: disabled or committed
-	start int64       // ticks; 0 for an Instant until committed (or SetTime)
-	end   int64       // ticks; 0 until ShouldCommit, Commit or SetTimes
-}
-
 // Instant makes a struct an event type without a duration. Embed it first.
-type Instant struct{ h header }
+type Instant struct{ h emit.Header }
 
 // Timed makes a struct an event type with a duration, from Begin to
 // ShouldCommit or Commit. Embed it first.
-type Timed struct{ h header }
+type Timed struct{ h emit.Header }
 
 // Type is a defined event type. Its methods are safe for concurrent use.
 type Type[T any] struct {
@@ -281,7 +273,7 @@ func (t *Type[T]) Name() string {
 
 // Enabled tells whether events of this type are being recorded. Use it to
 // skip computing costly field values. A nil Type is never enabled.
-func (t *Type[T]) Enabled() bool { return t != nil && t.d.On.Load() }
+func (t *Type[T]) Enabled() bool { return t != nil && on(t.d) }
 
 // Begin starts the event ev, a zero value or an event already committed:
 // when the type is enabled it marks ev to be recorded and, for a Timed
@@ -299,32 +291,39 @@ func (t *Type[T]) Enabled() bool { return t != nil && t.d.On.Load() }
 // A nil Type (a variable not yet assigned its Define) is disabled.
 func (t *Type[T]) Begin(ev *T) {
 	if t != nil && t.d.On.Load() {
-		begin((*header)(unsafe.Pointer(ev)), t.d)
+		begin((*emit.Header)(unsafe.Pointer(ev)), t.d)
 	}
 }
 
+// on tells whether d is enabled. Begin and Enabled, being generic, are
+// compiled in the packages that use them, which can inline d.On.Load
+// only if this package's export data carries its body: it does because
+// on, an inlinable function, calls it. Without it Begin cost a call more
+// and did not inline (TestInlining).
+func on(d *batch.Desc) bool { return d.On.Load() }
+
 // begin marks h enabled and, for a Timed event, reads its start; an
 // Instant takes its time at Commit. It is out of line so that Begin
-// inlines, and nosplit: a leaf needs no stack check. commit leaves start
-// and end zero.
+// inlines, and nosplit: a leaf needs no stack check. emit.Record leaves
+// Start and End zero.
 //
 //go:noinline
 //go:nosplit
-func begin(h *header, d *batch.Desc) {
-	h.d = d
+func begin(h *emit.Header, d *batch.Desc) {
+	h.D = d
 	if d.Timed {
-		h.start, h.end = clock.Now(), 0
+		h.Start, h.End = clock.Now(), 0
 	}
 }
 
 // ShouldCommit tells whether the event will be recorded: its type is
 // enabled. Set the fields only then.
-func (e *Instant) ShouldCommit() bool { return e.h.d != nil }
+func (e *Instant) ShouldCommit() bool { return e.h.D != nil }
 
 // Commit records the event, at the current time unless SetTime set one.
 // An event is committed once: Commit marks it done.
 func (e *Instant) Commit() {
-	if e.h.d != nil {
+	if e.h.D != nil {
 		commit(&e.h)
 	}
 }
@@ -332,18 +331,18 @@ func (e *Instant) Commit() {
 // ShouldCommit ends the event's duration and tells whether it will be
 // recorded: its type is enabled and it lasted at least the type's
 // threshold. Set the fields only then.
-func (e *Timed) ShouldCommit() bool { return e.h.d != nil && e.h.shouldCommit() }
+func (e *Timed) ShouldCommit() bool { return e.h.D != nil && shouldCommit(&e.h) }
 
-func (h *header) shouldCommit() bool {
-	h.end = clock.Now()
-	return !h.d.Short(h.end - h.start)
+func shouldCommit(h *emit.Header) bool {
+	h.End = clock.Now()
+	return !h.D.Short(h.End - h.Start)
 }
 
 // Commit ends the event's duration, unless ShouldCommit did, and records
 // it if it lasted at least the type's threshold. An event is committed
 // once: Commit marks it done.
 func (e *Timed) Commit() {
-	if e.h.d != nil {
+	if e.h.D != nil {
 		commit(&e.h)
 	}
 }
@@ -369,16 +368,16 @@ func labelString(kv []string) string {
 // happened earlier (the runtime's statistics, say). No-op when disabled or
 // for the zero time.
 func (e *Instant) SetTime(t time.Time) {
-	if e.h.d != nil && !t.IsZero() {
-		e.h.start = ticksAt(t)
+	if e.h.D != nil && !t.IsZero() {
+		e.h.Start = ticksAt(t)
 	}
 }
 
 // SetTimes sets the event's start and end, for an event describing
 // something that happened earlier. No-op when disabled or for a zero time.
 func (e *Timed) SetTimes(start, end time.Time) {
-	if e.h.d != nil && !start.IsZero() && !end.IsZero() {
-		e.h.start, e.h.end = ticksAt(start), ticksAt(end)
+	if e.h.D != nil && !start.IsZero() && !end.IsZero() {
+		e.h.Start, e.h.End = ticksAt(start), ticksAt(end)
 	}
 }
 

@@ -3,6 +3,7 @@ package event
 import (
 	"fmt"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestInlining(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for _, want := range []string{").Begin", "(*Timed).ShouldCommit", "(*Timed).Commit", "(*gsample).Commit", "(*Instant).Pending"} {
+	for _, want := range []string{").Begin", "(*Timed).ShouldCommit", "(*Timed).Commit", "(*gsample).Commit", "eventimpl.Pending"} {
 		found := false
 		for _, line := range strings.Split(string(out), "\n") {
 			if strings.Contains(line, "main.go") && strings.Contains(line, "inlining call to") && strings.Contains(line, want) {
@@ -178,4 +179,22 @@ func TestNilType(t *testing.T) {
 		t.Error("a nil Type is enabled or named")
 	}
 	ev.Commit()
+}
+
+// TestHandleMethods: an event struct gets from its embedded handle only
+// the methods a program calls; the plumbing of generated code (Record,
+// which pins the goroutine) lives in package eventimpl.
+func TestHandleMethods(t *testing.T) {
+	for typ, want := range map[reflect.Type]string{
+		reflect.TypeFor[*Instant](): "Commit SetTime ShouldCommit",
+		reflect.TypeFor[*Timed]():   "Commit SetTimes ShouldCommit",
+	} {
+		var got []string
+		for i := range typ.NumMethod() {
+			got = append(got, typ.Method(i).Name)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%v has methods %v, want %s", typ, got, want)
+		}
+	}
 }
