@@ -48,6 +48,9 @@ type chunkBuilder struct {
 	// chunk's size cost more than encoding it.
 	w   *jfr.Writer
 	out chunkParts
+
+	// namesVersion is batch.NamesVersion when threads was filled.
+	namesVersion uint64
 }
 
 func newChunkBuilder(ss *session) *chunkBuilder {
@@ -360,6 +363,11 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 	}
 	if err := w.StartChunk(in.start); err != nil {
 		return err
+	}
+	if v := batch.NamesVersion(); v != cb.namesVersion {
+		// A goroutine was named since: look the names up again.
+		clear(cb.threads)
+		cb.namesVersion = v
 	}
 	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: map[string]bool{},
 		threads: cb.threads}
