@@ -134,7 +134,7 @@ func describe(t reflect.Type, info Info, own bool) (*batch.Desc, error) {
 			r, n := utf8.DecodeRuneInString(sf.Name)
 			name = string(unicode.ToLower(r)) + sf.Name[n:]
 		}
-		if !javaIdentifier(name) {
+		if !batch.JavaIdentifier(name) {
 			return nil, fmt.Errorf("%s: field %s: name %q is not a Java identifier (a letter, _ or $, then letters, digits, _ or $)", info.Name, sf.Name, name)
 		}
 		if taken[name] {
@@ -186,10 +186,8 @@ func checkTypeName(name string, own bool) error {
 	if name == "" {
 		return errors.New("the type has no name (Info.Name)")
 	}
-	for _, part := range strings.Split(name, ".") {
-		if !javaIdentifier(part) {
-			return fmt.Errorf("name %q is not a dotted Java identifier (such as app.HTTPRequest)", name)
-		}
+	if err := batch.CheckName(name); err != nil {
+		return err
 	}
 	if spec.Lookup(name) != nil {
 		return fmt.Errorf("name %q is a type JFR declares", name)
@@ -200,21 +198,6 @@ func checkTypeName(name string, own bool) error {
 		}
 	}
 	return nil
-}
-
-// javaIdentifier tells whether s is a Java identifier (without checking
-// for keywords, which JFR readers accept): a letter, _ or $, then letters,
-// digits, _ or $.
-func javaIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !unicode.IsLetter(r) && r != '_' && r != '$' && (i == 0 || !unicode.IsDigit(r)) {
-			return false
-		}
-	}
-	return true
 }
 
 // kindOf maps a Go type to a field kind and its largest encoded size (for

@@ -82,12 +82,9 @@ func (cb *chunkBuilder) metadata() error {
 	}
 	b := jfr.NewMetadataBuilder()
 	for _, d := range types {
-		et := jfr.EventType{Name: d.Name, Label: d.Label, Description: d.Description, Category: d.Category,
-			Timed: d.Timed, Thread: true, StackTrace: true}
-		for _, f := range d.Fields {
-			ft := jfr.FieldType{Name: f.Name, Type: kindTypes[f.Kind], Label: f.Label, Description: f.Description,
-				ContentType: contentType(f.Content), ConstantPool: f.Kind == batch.Thread || f.Kind == batch.Func}
-			et.Fields = append(et.Fields, ft)
+		et := eventType(d)
+		if declarable(d) != nil {
+			et = placeholder(d) // see declare.go
 		}
 		id, err := b.AddEvent(et)
 		if err != nil {

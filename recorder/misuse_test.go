@@ -2,6 +2,10 @@ package recorder
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,5 +80,56 @@ func TestLargeEvents(t *testing.T) {
 	}
 	if droppedEvents != 1 || amount < int64(len(huge)) {
 		t.Errorf("jdk.DataLoss counts %d events, %d bytes; want 1 event of over %d bytes", droppedEvents, amount, len(huge))
+	}
+}
+
+// TestUndeclarableType: a type that cannot be declared (registered past
+// event.Define's checks) costs no other type its events: it stays off,
+// the file is readable, and Stop names it. It runs in a child process, as
+// the bad type stays registered.
+func TestUndeclarableType(t *testing.T) {
+	if os.Getenv("FLIGHTREC_TEST_UNDECLARABLE") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestUndeclarableType$", "-test.v")
+		cmd.Env = append(os.Environ(), "FLIGHTREC_TEST_UNDECLARABLE=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestUndeclarableType") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	for _, name := range []string{"java.lang.String", "jdk.DataLoss", "has space"} {
+		if err := batch.Register(&batch.Desc{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, _ := batch.Types()
+	for _, d := range types {
+		if d.On.Load() && declarable(d) != nil {
+			t.Errorf("%s is enabled", d.Name)
+		}
+	}
+	emitCounted(5)
+	data := dumped(t, rec)
+	if n := readEvents(t, data)["test.Counted"]; n != 5 {
+		t.Errorf("%d events of test.Counted, want 5", n)
+	}
+	if _, err := exec.LookPath("jfr"); err == nil {
+		path := filepath.Join(t.TempDir(), "undeclarable.jfr")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("jfr", "summary", path).CombinedOutput(); err != nil || !strings.Contains(string(out), "test.Counted") {
+			t.Errorf("jfr summary: %v\n%s", err, out)
+		}
+	}
+	err = rec.Stop()
+	for _, name := range []string{"java.lang.String", "jdk.DataLoss", "has space"} {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("event type %q cannot be declared", name)) {
+			t.Errorf("Stop: %v, want it to name %s", err, name)
+		}
 	}
 }

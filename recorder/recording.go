@@ -127,7 +127,8 @@ func (r *Recording) currentSettings() Settings {
 }
 
 // Stop ends the recording: the events emitted so far are written as a last
-// chunk and the file is closed.
+// chunk and the file is closed. Its error also names the event types that
+// could not be declared, whose events were not recorded.
 func (r *Recording) Stop() error {
 	if r == nil {
 		return errNilRecording
@@ -141,7 +142,7 @@ func (r *Recording) Stop() error {
 		}
 		r.file = nil
 	}
-	return r.err
+	return errors.Join(r.err, undeclarable())
 }
 
 // Dump writes the chunks an in-memory recording keeps (after cutting a
