@@ -50,6 +50,9 @@ type chunkBuilder struct {
 	// chunk's size cost more than encoding it.
 	w   *jfr.Writer
 	out chunkParts
+
+	// namesVersion is batch.NamesVersion when threads was filled.
+	namesVersion uint64
 }
 
 func newChunkBuilder(ss *session) *chunkBuilder {
@@ -81,12 +84,9 @@ func (cb *chunkBuilder) metadata() error {
 	}
 	b := jfr.NewMetadataBuilder()
 	for _, d := range types {
-		et := jfr.EventType{Name: d.Name, Label: d.Label, Description: d.Description, Category: d.Category,
-			Timed: d.Timed, Thread: true, StackTrace: true}
-		for _, f := range d.Fields {
-			ft := jfr.FieldType{Name: f.Name, Type: kindTypes[f.Kind], Label: f.Label, Description: f.Description,
-				ContentType: contentType(f.Content), ConstantPool: f.Kind == batch.Thread || f.Kind == batch.Func}
-			et.Fields = append(et.Fields, ft)
+		et := eventType(d)
+		if declarable(d) != nil {
+			et = placeholder(d) // see declare.go
 		}
 		id, err := b.AddEvent(et)
 		if err != nil {
@@ -363,6 +363,11 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 	w.SetClock(jfr.Clock{StartNanos: in.clock.UnixNanos, StartTicks: in.clock.Ticks, TicksPerSecond: in.clock.TicksPerSecond})
 	if err := w.StartChunk(in.start); err != nil {
 		return err
+	}
+	if v := batch.NamesVersion(); v != cb.namesVersion {
+		// A goroutine was named since: look the names up again.
+		clear(cb.threads)
+		cb.namesVersion = v
 	}
 	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: map[string]bool{},
 		threads: cb.threads}

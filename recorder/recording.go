@@ -78,15 +78,19 @@ type ringChunk struct {
 	end  time.Time
 }
 
+// errNilRecording is what the methods of a nil *Recording (a failed
+// Start's) return.
+var errNilRecording = errors.New("recorder: no recording (a nil *Recording: did Start fail?)")
+
 // Start starts a recording.
 func Start(opts ...Option) (*Recording, error) {
 	def, _ := Preset("default")
-	cfg := config{name: "flightrec", maxChunkSize: 12 << 20, maxChunkAge: time.Second, settings: def}
+	cfg := config{name: "flightrec", maxChunkSize: 12 << 20, maxChunkAge: maxChunkAge, settings: def}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	if cfg.maxChunkAge <= 0 || cfg.maxChunkAge > time.Second {
-		cfg.maxChunkAge = time.Second
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.file == "" && !cfg.ring {
 		return nil, errors.New("recorder: a recording needs WithFile or WithRing")
@@ -106,6 +110,9 @@ func Start(opts ...Option) (*Recording, error) {
 // SetSettings replaces the recording's settings (on top of "default"); they
 // apply to events emitted from now on.
 func (r *Recording) SetSettings(s Settings) {
+	if r == nil {
+		return
+	}
 	def, _ := Preset("default")
 	r.mu.Lock()
 	r.settings = def.Merge(s)
@@ -120,8 +127,12 @@ func (r *Recording) currentSettings() Settings {
 }
 
 // Stop ends the recording: the events emitted so far are written as a last
-// chunk and the file is closed.
+// chunk and the file is closed. Its error also names the event types that
+// could not be declared, whose events were not recorded.
 func (r *Recording) Stop() error {
+	if r == nil {
+		return errNilRecording
+	}
 	theSession.remove(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -131,12 +142,18 @@ func (r *Recording) Stop() error {
 		}
 		r.file = nil
 	}
-	return r.err
+	return errors.Join(r.err, undeclarable())
 }
 
 // Dump writes the chunks an in-memory recording keeps (after cutting a
 // chunk, so it includes the events emitted so far) as a .jfr file.
 func (r *Recording) Dump(w io.Writer) error {
+	if r == nil {
+		return errNilRecording
+	}
+	if w == nil {
+		return errors.New("recorder: Dump to a nil io.Writer")
+	}
 	if !r.cfg.ring {
 		return errors.New("recorder: Dump needs a WithRing recording")
 	}

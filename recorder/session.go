@@ -175,7 +175,7 @@ func (ss *session) applyTo(d *batch.Desc, m map[string]resolved) {
 	d.Stack.Store(v.stack)
 	d.Threshold.Store(int64(float64(v.threshold) * float64(ss.tps) / 1e9))
 	d.Period.Store(int64(v.period))
-	d.On.Store(ok && v.enabled)
+	d.On.Store(ok && v.enabled && declarable(d) == nil)
 }
 
 // flushNow cuts a chunk and waits until the recordings have it.

@@ -11,9 +11,13 @@ import (
 // is handed off early.
 const (
 	BufferSize = 128 << 10
-	setSize    = 256 // power of two
-	setLimit   = setSize * 3 / 4
-	stackWords = 4 << 10
+	// MaxEventSize bounds an event's record as the emit path reckons it
+	// (its fixed fields' largest size plus its strings' lengths): a
+	// larger event never fits a buffer and is dropped, and counted.
+	MaxEventSize = BufferSize
+	setSize      = 256 // power of two
+	setLimit     = setSize * 3 / 4
+	stackWords   = 4 << 10
 	// funcSetSize (a power of two) bounds the distinct functions (Func
 	// fields) one buffer's events refer to.
 	funcSetSize = 64
@@ -22,12 +26,40 @@ const (
 
 // Buffer is a per-P buffer of encoded event records.
 //
-// Only the P it is installed on writes to it, while pinned. After each
-// event the writer publishes how much of the buffer is complete (one plain
-// store; see publish), and the flusher may take that much at any time while
-// the writer goes on filling the rest. So neither side locks: the flusher
-// takes the published part of live buffers at every chunk cut, and the rest
-// of each buffer once the writer hands it off full.
+// # The publish protocol
+//
+// This is the one place the protocol between the emit path (the writer)
+// and the recorder's flusher (the reader) is written down.
+//
+//  1. Ownership. A buffer installed in a P's Slot has one writer at a
+//     time: the goroutine pinned to that P (package pin). It alone
+//     writes data, the sets and the counts, with plain stores; no lock.
+//  2. Publication. After each complete event, Commit stores the packed
+//     extent (bytes, threads, stack words, strings, functions: pack) into
+//     committed with sync/atomic's StoreUint64. Everything the writer
+//     wrote to the buffer before that store happens before any Take that
+//     loads the value (or a later one) with LoadUint64: the Go memory
+//     model's rule for sync/atomic, which the race detector checks. The
+//     same code runs with and without -race.
+//  3. Reading a live buffer. At a chunk cut the flusher (Session.Live)
+//     Takes the published prefix of each installed buffer: records from
+//     its previous Take (taken, the flusher's own field) up to the loaded
+//     extent, and the first entries of the append-only lists. The writer
+//     only ever writes past the published extent and appends to the
+//     lists, so the flusher never reads a byte being written.
+//  4. Hand-off. A full buffer leaves its Slot (an atomic pointer) and goes
+//     through the Full channel; the channel send happens before the
+//     flusher's receive, so the flusher then owns the whole buffer. It
+//     Resets it (an atomic store of committed, which a later writer
+//     follows through the free channel) and returns it through Recycle.
+//  5. End of a session. No writer may still be in a buffer when the
+//     flusher takes its last look: Activate(nil) stops new events, and
+//     pin.Quiesce waits for those being written.
+//
+// Cost: on amd64 the atomic store is an XCHG (a full fence), against a
+// plain MOV, which x86 orders the same way but which the memory model
+// does not count as synchronisation. README's BenchmarkEmit figures
+// include it.
 type Buffer struct {
 	// committed packs the counts of bytes, threads, stack words, strings
 	// and functions (see pack) as of the last complete event; the writer
@@ -89,7 +121,7 @@ func (b *Buffer) Tail() []byte { return b.data[b.n:] }
 // new extent to the flusher.
 func (b *Buffer) Commit(n int) {
 	b.n += n
-	publish(&b.committed, uint64(b.n)|b.counts)
+	atomic.StoreUint64(&b.committed, uint64(b.n)|b.counts)
 }
 
 // recount updates counts after a count changed.
