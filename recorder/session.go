@@ -393,10 +393,12 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struc
 	start := ss.chunkStart
 	ss.chunkStart = end
 	merged := ss.merged()
+	// remove clears runtime under mu while this goroutine cuts chunks.
+	rt := ss.runtime
 	ss.mu.Unlock()
 	var samples []cpuSample
-	if ss.runtime != nil {
-		samples = ss.runtime.takeSamples(force)
+	if rt != nil {
+		samples = rt.takeSamples(force)
 	}
 	return chunkJob{in: chunkInput{
 		start: start, end: end, recs: recs, recordings: recordings, settings: merged,
