@@ -472,8 +472,8 @@ func (w *Writer) writeSegment(endTicks int64, mask byte) error {
 		md = append(md, w.mdBody...)
 		w.mdRecord = AppendRecord(w.mdRecord[:0], 0, md)
 		w.scratch = md
-		parts = append(parts, w.header[:], w.mdRecord)
-		w.written = HeaderSize + int64(len(w.mdRecord))
+		parts = append(parts, w.header[:], streamPad[:], w.mdRecord)
+		w.written = streamMetadataOffset + int64(len(w.mdRecord))
 	}
 	parts = append(parts, w.adopted...)
 	parts = append(parts, w.events)
@@ -552,7 +552,7 @@ func (w *Writer) setHeader(size, cpOff, endTicks int64) {
 	be.PutUint16(h[6:], 1)
 	be.PutUint64(h[8:], uint64(size))
 	be.PutUint64(h[16:], uint64(cpOff))
-	be.PutUint64(h[24:], HeaderSize)
+	be.PutUint64(h[24:], uint64(streamMetadataOffset))
 	be.PutUint64(h[32:], uint64(w.clock0.StartNanos+w.nanosOf(w.chunkStart-w.clock0.StartTicks)))
 	be.PutUint64(h[40:], uint64(w.nanosOf(endTicks-w.chunkStart)))
 	be.PutUint64(h[48:], uint64(w.chunkStart))
@@ -560,6 +560,23 @@ func (w *Writer) setHeader(size, cpOff, endTicks int64) {
 	h[64], h[65] = 0, 0
 	be.PutUint16(h[66:], FlagCompressedInts)
 }
+
+// A chunk written in segments has a 2-byte empty checkpoint record, which
+// readers skip (they reach checkpoints through the header's offset and the
+// deltas), between its header and its metadata. Read as a record, the
+// header's magic "FLR\x00" is one of 70 bytes ('F') and type 76 ('L');
+// with the padding that record ends where this chunk's records begin, so a
+// recorder can write a new chunk into space the chunk before it still
+// covers (with a FillerType record readers skip) and then shrink that
+// chunk, leaving a readable file at every step (see the recorder's file
+// sink).
+var streamPad = [2]byte{2, 1}
+
+const streamMetadataOffset = HeaderSize + int64(len(streamPad))
+
+// FillerType is the type id of the records that pad streamed chunks: no
+// metadata declares it, so readers skip such records by size.
+const FillerType = 2
 
 // finish lays out the chunk: header, events, one checkpoint with every
 // pool, metadata. The checkpoint's size is an exact minimal varint of 64-bit

@@ -1,8 +1,17 @@
 package recorder
 
 import (
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/flightrec/flightrec/internal/leb128"
+	"github.com/flightrec/flightrec/jfr"
 )
 
 // TestStartStopCycles starts and stops recordings with chunks cut every
@@ -22,5 +31,126 @@ func TestStartStopCycles(t *testing.T) {
 		if err := rec.Stop(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// chunkLayout is what walking a file's records finds, chunk by chunk.
+type chunkLayout struct {
+	size, cpOffset  int64
+	state           byte
+	checkpoints     int // records of type 1
+	flushes         int // checkpoints with the flush bit
+	poolBytes       int64
+	unknownRecBytes int64 // records of types not in the metadata (fillers)
+}
+
+// layout walks the chunks of data by their headers and records.
+func layout(t testing.TB, data []byte) []chunkLayout {
+	t.Helper()
+	var out []chunkLayout
+	for off := int64(0); off < int64(len(data)); {
+		if int64(len(data))-off < jfr.HeaderSize || string(data[off:off+4]) != "FLR\x00" {
+			t.Fatalf("no chunk header at %d", off)
+		}
+		h := data[off:]
+		c := chunkLayout{size: int64(binary.BigEndian.Uint64(h[8:])), cpOffset: int64(binary.BigEndian.Uint64(h[16:])), state: h[64]}
+		if c.size < jfr.HeaderSize || off+c.size > int64(len(data)) {
+			t.Fatalf("chunk at %d: size %d, file %d", off, c.size, len(data))
+		}
+		for p := int64(jfr.HeaderSize); p < c.size; {
+			size, n := leb128.Uvarint(h[p:c.size])
+			if n == 0 || size == 0 || p+int64(size) > c.size {
+				t.Fatalf("chunk at %d: bad record at %d", off, p)
+			}
+			typ, m := leb128.Uvarint(h[p+int64(n) : p+int64(size)])
+			if typ == 1 {
+				c.checkpoints++
+				c.poolBytes += int64(size)
+				q := p + int64(n+m)
+				for range 3 { // start, duration, delta
+					_, k := leb128.Uvarint(h[q:])
+					q += int64(k)
+				}
+				if h[q]&jfr.CheckpointFlush != 0 {
+					c.flushes++
+				}
+			}
+			p += int64(size)
+		}
+		out = append(out, c)
+		off += c.size
+	}
+	return out
+}
+
+// TestFlushpoints records with flushpoints requested while events are
+// emitted: the file, read while recording, holds every event emitted before
+// each flushpoint, in one chunk that grows by a flush checkpoint each time;
+// after Stop our reader and jfr summary count every event.
+func TestFlushpoints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flush.jfr")
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "jdk.DataLoss": {Enabled: Bool(true)}}
+	rec, err := Start(WithFile(path), WithSettings(only))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rounds, each = 12, 1000
+	dropped0 := theSession.s.DroppedEvents.Load()
+	for i := range rounds {
+		emitCounted(each, i*each)
+		theSession.flushNow()
+		live, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks := layout(t, live)
+		if len(chunks) != 1 || chunks[0].flushes != i+1 {
+			t.Fatalf("after flushpoint %d: %d chunks, %+v", i+1, len(chunks), chunks)
+		}
+		dropped := int(theSession.s.DroppedEvents.Load() - dropped0)
+		if got := readEvents(t, live)["test.Counted"]; got+dropped != (i+1)*each {
+			t.Fatalf("after flushpoint %d the file holds %d events, %d dropped, want %d", i+1, got, dropped, (i+1)*each)
+		}
+	}
+	dropped := int(theSession.s.DroppedEvents.Load() - dropped0)
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := layout(t, data)
+	if len(chunks) != 1 || chunks[0].state != 0 || chunks[0].flushes < rounds {
+		t.Fatalf("chunks %+v, want one complete chunk with %d flushpoints", chunks, rounds)
+	}
+	if got := readEvents(t, data)["test.Counted"]; got+dropped != rounds*each {
+		t.Fatalf("%d events read, %d dropped, want %d", got, dropped, rounds*each)
+	}
+	checkJFRCount(t, path, "test.Counted", rounds*each-dropped)
+}
+
+// checkJFRCount checks with jfr summary that the file holds n events of
+// type name, when jfr is installed.
+func checkJFRCount(t testing.TB, path, name string, n int) {
+	t.Helper()
+	jfrBin, err := exec.LookPath("jfr")
+	if err != nil {
+		return
+	}
+	out, err := exec.Command(jfrBin, "summary", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("jfr summary %s: %v\n%s", path, err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == name {
+			if f[1] != strconv.Itoa(n) {
+				t.Fatalf("jfr summary counts %s %s, want %d\n%s", name, f[1], n, out)
+			}
+			return
+		}
+	}
+	if n != 0 {
+		t.Fatalf("jfr summary has no %s, want %d\n%s", name, n, out)
 	}
 }

@@ -158,7 +158,7 @@ func (r *Recording) Stop() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.file != nil {
-		if err := r.file.close(r.err == nil); err != nil && r.err == nil {
+		if err := r.file.close(); err != nil && r.err == nil {
 			r.err = fmt.Errorf("recorder: %w", err)
 		}
 		r.file = nil
