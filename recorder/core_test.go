@@ -1,7 +1,10 @@
 package recorder
 
 import (
+	"bufio"
 	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,5 +155,62 @@ func checkJFRCount(t testing.TB, path, name string, n int) {
 	}
 	if n != 0 {
 		t.Fatalf("jfr summary has no %s, want %d\n%s", name, n, out)
+	}
+}
+
+// TestKilledAnyMoment kills a child recording to a file in a tight emit
+// loop at random moments: each time, our reader and jfr summary read the
+// file, and it holds at least the events of the child's first flushpoint.
+func TestKilledAnyMoment(t *testing.T) {
+	if p := os.Getenv("FLIGHTREC_KILL_LOOP"); p != "" {
+		only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}
+		if _, err := Start(WithFile(p), WithSettings(only)); err != nil {
+			os.Exit(2)
+		}
+		emitCounted(1000)
+		theSession.flushNow()
+		os.Stdout.WriteString("ready\n")
+		for i := 0; ; i++ {
+			emitCounted(1000, i)
+		}
+	}
+	trials := 20
+	if testing.Short() {
+		trials = 5
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for trial := range trials {
+		path := filepath.Join(dir, fmt.Sprintf("killed-%d.jfr", trial))
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledAnyMoment$")
+		cmd.Env = append(os.Environ(), "FLIGHTREC_KILL_LOOP="+path)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || line != "ready\n" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("child: %q, %v", line, err)
+		}
+		wait := time.Duration(rng.Int64N(int64(600 * time.Millisecond)))
+		time.Sleep(wait)
+		cmd.Process.Kill()
+		cmd.Wait()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks := layout(t, data)
+		n := readEvents(t, data)["test.Counted"]
+		if n < 1000 {
+			t.Fatalf("trial %d (killed after %v): %d events survived, want the first flushpoint's 1000", trial, wait, n)
+		}
+		checkJFRCount(t, path, "test.Counted", n)
+		t.Logf("trial %d: killed after %v: %d bytes, %d chunks, %d events", trial, wait, len(data), len(chunks), n)
 	}
 }
