@@ -3,6 +3,7 @@ package recorder
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -213,4 +215,124 @@ func TestKilledAnyMoment(t *testing.T) {
 		checkJFRCount(t, path, "test.Counted", n)
 		t.Logf("trial %d: killed after %v: %d bytes, %d chunks, %d events", trial, wait, len(data), len(chunks), n)
 	}
+}
+
+// failingFile fails every write past limit bytes of the file, as a full
+// disk does.
+type failingFile struct {
+	*os.File
+	limit int64
+}
+
+func (f *failingFile) WriteAt(b []byte, off int64) (int, error) {
+	if off+int64(len(b)) > f.limit {
+		return 0, syscall.ENOSPC
+	}
+	return f.File.WriteAt(b, off)
+}
+
+// TestWriteError records to a file whose writes start failing: the error
+// handler hears of it at the flush that failed, Err returns it, the events
+// after it are counted as lost, and the file reads up to the last flush
+// written.
+func TestWriteError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "full.jfr")
+	const limit = 1 << 20
+	createFile = func(path string) (sinkFile, error) {
+		f, err := os.Create(path)
+		return &failingFile{File: f, limit: limit}, err
+	}
+	defer func() { createFile = func(path string) (sinkFile, error) { return os.Create(path) } }()
+	var reported []error
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}
+	rec, err := Start(WithFile(path), WithSettings(only), WithErrorHandler(func(err error) { reported = append(reported, err) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, round := 0, 0
+	for ; rec.Err() == nil && round < 1000; round++ {
+		emitCounted(2000, round*2000)
+		theSession.flushNow()
+		if rec.Err() == nil {
+			written = (round + 1) * 2000
+		}
+	}
+	if rec.Err() == nil || !errors.Is(rec.Err(), syscall.ENOSPC) {
+		t.Fatalf("after %d rounds Err() = %v, want ENOSPC", round, rec.Err())
+	}
+	if len(reported) != 1 || reported[0] != rec.Err() {
+		t.Fatalf("handler heard %v, want Err() once when it happened", reported)
+	}
+	emitCounted(5000)
+	theSession.flushNow()
+	events, bytes := rec.Lost()
+	if events < 5000 || bytes <= 0 {
+		t.Fatalf("lost %d events, %d bytes; want the 5000 emitted after the error and more", events, bytes)
+	}
+	if err := rec.Stop(); err == nil || !strings.Contains(err.Error(), "not written") {
+		t.Fatalf("Stop: %v", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := int(theSession.s.DroppedEvents.Load())
+	if n := readEvents(t, data)["test.Counted"]; n > written || n+dropped < written {
+		t.Fatalf("file holds %d events, want the %d of the flushes written (%d dropped)", n, written, dropped)
+	}
+	checkJFRCount(t, path, "test.Counted", readEvents(t, data)["test.Counted"])
+}
+
+// TestDiskFull records to a 1 MiB tmpfs until it is full: the recording
+// reports ENOSPC when it happens and leaves a file our reader and jfr
+// summary read.
+func TestDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	path := filepath.Join(dir, "full.jfr")
+	failed := make(chan error, 1)
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}
+	rec, err := Start(WithFile(path), WithSettings(only), WithErrorHandler(func(err error) { failed <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+loop:
+	for i := 0; ; i++ {
+		emitCounted(2000, i)
+		theSession.flushNow()
+		select {
+		case err := <-failed:
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("error %v, want ENOSPC", err)
+			}
+			break loop
+		case <-deadline:
+			t.Fatal("no error after 10 s of writing to a 1 MiB tmpfs")
+		default:
+		}
+	}
+	emitCounted(1000)
+	if err := rec.Stop(); err == nil {
+		t.Fatal("Stop returned no error")
+	}
+	if ev, _ := rec.Lost(); ev < 1000 {
+		t.Fatalf("lost %d events, want at least the 1000 emitted after the error", ev)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout(t, data)
+	n := readEvents(t, data)["test.Counted"]
+	if n == 0 {
+		t.Fatal("no events in the file")
+	}
+	checkJFRCount(t, path, "test.Counted", n)
 }

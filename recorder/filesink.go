@@ -62,8 +62,11 @@ const (
 	minGrowth        = 8 << 20
 )
 
+// createFile opens a recording's file; tests replace it to inject faults.
+var createFile = func(path string) (sinkFile, error) { return os.Create(path) }
+
 func createFileSink(path string) (*fileSink, error) {
-	f, err := os.Create(path)
+	f, err := createFile(path)
 	if err != nil {
 		return nil, err
 	}
