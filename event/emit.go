@@ -137,6 +137,7 @@ func record(h *header, extra int) (w Writer, ok bool) {
 		var yield bool
 		if w.b, skey, yield = prepare(s, b, id, d, unsafe.Pointer(h), g, size); w.b == nil {
 			pin.Unpin(id)
+			drop(s, d, unsafe.Pointer(h), start, end, g, skey, size)
 			return Writer{}, false
 		}
 		if !yield {
@@ -178,8 +179,8 @@ func record(h *header, extra int) (w Writer, ok bool) {
 // and Goroutine or Func fields) in the P's buffer b, and hands b off for
 // a fresh one of session s when b is full or absent. It returns the
 // buffer to encode into, the stack's key (0: none) and whether to yield
-// the P once unpinned (see batch.Session.Behind); or a nil buffer if the
-// event is dropped, which it counts.
+// the P once unpinned (see batch.Session.Behind); or a nil buffer (and
+// the stack's key) if the event is to be dropped, which record counts.
 //
 //go:noinline
 func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int) (*batch.Buffer, uint64, bool) {
@@ -197,13 +198,13 @@ func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.
 		return b, skey, false
 	}
 	if b = swap(s, id, d, p, g, pcs, skey, size); b == nil {
-		return nil, 0, false
+		return nil, skey, false
 	}
 	return b, skey, s.Behind()
 }
 
 // swap hands the P's buffer off and notes the event's references in a
-// fresh one, or counts the event as dropped and returns nil.
+// fresh one, or returns nil if none is free.
 //
 //go:noinline
 func swap(s *batch.Session, id int, d *batch.Desc, p unsafe.Pointer, g uint64, pcs []uintptr, skey uint64, size int) *batch.Buffer {
@@ -212,7 +213,6 @@ func swap(s *batch.Session, id int, d *batch.Desc, p unsafe.Pointer, g uint64, p
 		b = s.Swap(id)
 	}
 	if b == nil {
-		s.Drop(size)
 		return nil
 	}
 	// An empty buffer takes one thread, one stack and the references.

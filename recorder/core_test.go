@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -335,4 +336,43 @@ loop:
 		t.Fatal("no events in the file")
 	}
 	checkJFRCount(t, path, "test.Counted", n)
+}
+
+// TestDataLossAmount drops events too large for a buffer and checks that
+// jdk.DataLoss counts the bytes their records would have taken, not the
+// most an event of their type could take.
+func TestDataLossAmount(t *testing.T) {
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "jdk.DataLoss": {Enabled: Bool(true)}}
+	rec, err := Start(WithRing(0, 0), WithSettings(only))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	big := strings.Repeat("x", batch.BufferSize/2+100)
+	const n = 3
+	for range n {
+		var ev counted
+		countedType.Begin(&ev)
+		ev.N, ev.S = 5, big
+		ev.Commit()
+	}
+	var amount, events int64
+	eachEvent(t, dumped(t, rec), func(ev *jfr.Event) {
+		if ev.Type.Name == "jdk.DataLoss" {
+			a, _ := ev.Field("amount")
+			e, _ := ev.Field("droppedEvents")
+			amount += a.Int()
+			events += e.Int()
+		}
+	})
+	if events != n {
+		t.Fatalf("jdk.DataLoss counts %d events, want %d", events, n)
+	}
+	// Each record: a 4-byte size, type id, startTime (up to 9 bytes),
+	// goroutine, stack (0), N (5), and the string: tag, 3-byte length,
+	// bytes.
+	per := amount / n
+	if lo, hi := int64(len(big)+4+1+1+1+1+1+3+1), int64(len(big)+4+1+9+3+1+1+1+3); per < lo || per > hi {
+		t.Fatalf("jdk.DataLoss counts %d bytes per dropped event, want %d..%d (its record's size)", per, lo, hi)
+	}
 }

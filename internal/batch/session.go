@@ -110,7 +110,8 @@ func (s *Session) Behind() bool { return len(s.free) < cap(s.free)/2 }
 // Buffers returns how many buffers the session has.
 func (s *Session) Buffers() int { return cap(s.free) }
 
-// Drop counts an event of about n bytes that could not be recorded.
+// Drop counts an event of n bytes (its encoded size) that could not be
+// recorded.
 func (s *Session) Drop(n int) {
 	s.DroppedEvents.Add(1)
 	s.DroppedBytes.Add(uint64(n))
