@@ -191,7 +191,7 @@ func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.
 			// Skip prepare, record and commit (or a generated Commit's
 			// flightrecCommit): the stack starts in the caller of Commit.
 			pcs = sc[:stack.Capture(3, sc)]
-			skey = batch.StackKey(pcs)
+			skey = s.StackID(pcs)
 		}
 	}
 	if b != nil && b.Fits(size) && b.AddThread(g) && (skey == 0 || b.AddStack(skey, pcs)) && (!d.Refs || refsFit(b, d, p)) {

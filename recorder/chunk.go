@@ -3,6 +3,7 @@ package recorder
 import (
 	"fmt"
 	"maps"
+	"math"
 	"runtime"
 	"strings"
 	"time"
@@ -171,8 +172,9 @@ func (p *pools) intern(kind, s string, add func(key uint64)) uint64 {
 			// keys are never reused.
 			clear(p.keys)
 		}
+		// Odd: even keys of the Method pool are event.Func ids.
 		*p.nextKey++
-		k = *p.nextKey
+		k = 2**p.nextKey - 1
 		p.keys[id] = k
 	}
 	if !p.added[id] {
@@ -193,15 +195,14 @@ func (p *pools) method(fn string) uint64 {
 	return p.intern(spec.Method, fn, func(k uint64) { p.add(spec.Method, k, p.methodValue(fn)) })
 }
 
-// funcRef adds the jdk.types.Method of the function at entry PC pc (an
-// event.Func field's value) under the key pc. PCs lie far above the small
-// keys intern hands out.
-func (p *pools) funcRef(pc uintptr) {
+// funcRef adds the jdk.types.Method of the function of id (an event.Func
+// field's value, batch.FuncID) under the key id.
+func (p *pools) funcRef(id uint64) {
 	fn := "unknown"
-	if f := runtime.FuncForPC(pc); f != nil {
+	if f := runtime.FuncForPC(batch.FuncPC(id)); f != nil {
 		fn = f.Name()
 	}
-	p.add(spec.Method, uint64(pc), p.methodValue(fn))
+	p.add(spec.Method, id, p.methodValue(fn))
 }
 
 func (p *pools) methodValue(fn string) jfr.Value {
@@ -313,8 +314,9 @@ func (cb *chunkBuilder) stack(p *pools, key uint64, pcs []uintptr) {
 }
 
 // sampleThread is the java.lang.Thread of CPU samples: the Go profiler does
-// not say which goroutine a sample came from.
-const sampleThread = 1 << 62
+// not say which goroutine a sample came from. Its key is the largest
+// 32-bit one, which goroutine ids (the other threads' keys) do not reach.
+const sampleThread = math.MaxInt32
 
 // chunkParts collects the pieces a jfr.Writer writes a segment in, without
 // copying them: they are the writer's own buffers, which stay as they are
@@ -422,9 +424,9 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			p.add(spec.String, k, jfr.StringValue(batch.Interned(k)))
 		}
 	}
-	for _, pc := range in.recs.funcs {
+	for _, pc := range in.recs.funcs { // Func ids
 		if isNew(ch.funcs, pc) {
-			p.funcRef(pc)
+			p.funcRef(uint64(pc))
 		}
 	}
 	for _, g := range in.recs.threads {
@@ -453,7 +455,7 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 				jfr.StringValue("goroutines (CPU profile)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(p.c[spec.ThreadGroup], 0)))
 		}
 		for _, s := range in.samples {
-			key := batch.StackKey(s.pcs)
+			key := in.dropped.StackID(s.pcs)
 			if isNew(ch.stacks, key) {
 				cb.stack(p, key, s.pcs)
 			}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
@@ -374,5 +375,74 @@ func TestDataLossAmount(t *testing.T) {
 	per := amount / n
 	if lo, hi := int64(len(big)+4+1+1+1+1+1+3+1), int64(len(big)+4+1+9+3+1+1+1+3); per < lo || per > hi {
 		t.Fatalf("jdk.DataLoss counts %d bytes per dropped event, want %d..%d (its record's size)", per, lo, hi)
+	}
+}
+
+// TestSmallPoolKeys records stack traces, goroutines, functions, pooled
+// strings and CPU samples over two chunks, and checks that every
+// constant-pool reference in the file is a key below 2^31 (consumers such as
+// async-profiler read them as 32-bit ints) that resolves.
+func TestSmallPoolKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.jfr")
+	prof, _ := Preset("profile")
+	rec, err := Start(WithFile(path), WithSettings(prof))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := make(chan event.Goroutine)
+	go func() { other <- event.CurrentGoroutine() }()
+	og := <-other
+	for i := range 40 {
+		if i == 20 {
+			theSession.cutNow()
+		}
+		var ev allKinds
+		allKindsType.Begin(&ev)
+		ev.S, ev.L, ev.G, ev.Fn = fmt.Sprint(i), "the same literal", og, handlerFunc
+		ev.Commit()
+	}
+	spinSink = spin(300 * time.Millisecond)
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(layout(t, data)); n < 2 {
+		t.Fatalf("%d chunks, want 2", n)
+	}
+	refs := 0
+	var check func(v jfr.Value, where string, depth int)
+	check = func(v jfr.Value, where string, depth int) {
+		switch {
+		case v.Kind() == jfr.KindRef || (v.Kind() == jfr.KindString && v.Encoding() == 2):
+			refs++
+			if v.Key() >= 1<<31 {
+				t.Fatalf("%s: key %#x does not fit 31 bits", where, v.Key())
+			}
+			r := v.Resolve()
+			if v.Key() != 0 && r.IsNull() {
+				t.Fatalf("%s: key %d does not resolve", where, v.Key())
+			}
+			if depth < 8 {
+				check(r, where+">", depth+1)
+			}
+		case v.Kind() == jfr.KindStruct || v.Kind() == jfr.KindArray:
+			for i, e := range v.Elems() {
+				check(e, fmt.Sprintf("%s[%d]", where, i), depth)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	eachEvent(t, data, func(ev *jfr.Event) {
+		seen[ev.Type.Name] = true
+		for _, f := range ev.Type.Fields {
+			v, _ := ev.Field(f.Name)
+			check(v, ev.Type.Name+"."+f.Name, 0)
+		}
+	})
+	if !seen["test.AllKinds"] || !seen["jdk.ExecutionSample"] || refs == 0 {
+		t.Fatalf("events %v, %d references", seen, refs)
 	}
 }

@@ -289,7 +289,7 @@ type gathered struct {
 	threads   []uint64
 	stacks    []uintptr
 	strs      []uint64  // keys of pooled strings
-	funcs     []uintptr // entry PCs of Func fields
+	funcs     []uintptr // ids of Func fields (batch.FuncID)
 	seenGs    map[uint64]struct{}
 	seenStack map[uint64]struct{}
 	seenStr   map[uint64]struct{}

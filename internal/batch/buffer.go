@@ -203,11 +203,6 @@ func (b *Buffer) Take() Taken {
 	return t
 }
 
-// StackKey is the pool key of a stack: 42 bits of its hash (6-byte
-// varints; a collision among 10,000 distinct stacks in a chunk has odds of
-// about 1 in 100,000), never 0.
-func StackKey(pcs []uintptr) uint64 { return stack.Hash(pcs)&(1<<42-1) | 1 }
-
 // Slot holds the buffer of one P, and room to capture a stack trace in.
 type Slot struct {
 	buf     atomic.Pointer[Buffer]

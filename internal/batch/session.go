@@ -38,6 +38,8 @@ type Session struct {
 
 	DroppedEvents atomic.Uint64
 	DroppedBytes  atomic.Uint64
+
+	stacks stackIDs
 }
 
 // NewSession allocates n buffers.
@@ -47,6 +49,7 @@ func NewSession(n int) *Session {
 		Full:   make(chan *Buffer, n),
 		Wake:   make(chan struct{}, 1),
 		wakeAt: max(1, n/16),
+		stacks: stackIDs{slots: make([]atomic.Uint64, stackSlots)},
 	}
 	for range n {
 		s.free <- NewBuffer()
