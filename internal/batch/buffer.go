@@ -19,7 +19,7 @@ const (
 	// the flusher could not recycle them fast enough.
 	threadSetSize = 4096
 	threadLimit   = threadSetSize * 3 / 4
-	stackWords = 4 << 10
+	stackWords    = 4 << 10
 	// funcSetSize (a power of two) bounds the distinct functions (Func
 	// fields) one buffer's events refer to.
 	funcSetSize = 64
@@ -60,8 +60,8 @@ type Buffer struct {
 
 	data    [BufferSize]byte
 	threads [threadLimit]uint64 // goroutine ids the events refer to, each once
-	strs    [setLimit]uint64   // keys of the pooled strings they refer to
-	funcs   [funcLimit]uintptr // entry PCs of the functions they refer to
+	strs    [setLimit]uint64    // keys of the pooled strings they refer to
+	funcs   [funcLimit]uintptr  // entry PCs of the functions they refer to
 	// stacks holds the stack traces the events refer to, each once, as
 	// key, depth, pcs..., key, depth, pcs...
 	stacks [stackWords]uintptr
