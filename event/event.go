@@ -25,7 +25,7 @@ type Goroutine uint64
 
 // Func is a Go function; a field of this type is written as a reference to
 // a jdk.types.Method, its package path as the class, as stack frames are.
-// FuncOf makes one; 0 is null.
+// FuncOf makes one (a small id of the function, its pool key); 0 is null.
 type Func uintptr
 
 // FuncOf returns the Func of f, a function value, or 0 if f is not a
@@ -36,7 +36,7 @@ func FuncOf(f any) Func {
 	if v.Kind() != reflect.Func || v.IsNil() {
 		return 0
 	}
-	return Func(v.Pointer())
+	return Func(batch.FuncID(v.Pointer()))
 }
 
 // Info names and describes an event type.

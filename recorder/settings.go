@@ -113,9 +113,6 @@ func (s Settings) check() error {
 	return nil
 }
 
-// maxChunkAge is WithMaxChunkAge's largest value and default.
-const maxChunkAge = time.Second
-
 // check returns an error for an option out of its range, which Start
 // reports rather than quietly replacing.
 func (c *config) check() error {
@@ -124,10 +121,10 @@ func (c *config) check() error {
 		return fmt.Errorf("recorder: WithRing: negative maximum size %d", c.maxSize)
 	case c.maxAge < 0:
 		return fmt.Errorf("recorder: WithRing: negative maximum age %v", c.maxAge)
-	case c.maxChunkSize <= 0:
-		return fmt.Errorf("recorder: WithMaxChunkSize: %d bytes, want a positive size", c.maxChunkSize)
-	case c.maxChunkAge <= 0 || c.maxChunkAge > maxChunkAge:
-		return fmt.Errorf("recorder: WithMaxChunkAge: %v, want more than 0 and at most %v", c.maxChunkAge, maxChunkAge)
+	case c.maxChunkSize < 0:
+		return fmt.Errorf("recorder: WithMaxChunkSize: %d bytes, want a positive size (or 0: the default)", c.maxChunkSize)
+	case c.maxChunkAge < 0:
+		return fmt.Errorf("recorder: WithMaxChunkAge: %v, want a positive age (or 0: the default)", c.maxChunkAge)
 	}
 	return c.settings.check()
 }

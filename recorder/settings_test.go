@@ -46,8 +46,6 @@ func TestStartRejectsBadOptions(t *testing.T) {
 		{[]Option{WithRing(-1, 0)}, "negative maximum size"},
 		{[]Option{WithRing(0, -time.Second)}, "negative maximum age"},
 		{[]Option{WithRing(0, 0), WithMaxChunkSize(-5)}, "WithMaxChunkSize: -5 bytes"},
-		{[]Option{WithRing(0, 0), WithMaxChunkSize(0)}, "WithMaxChunkSize: 0 bytes"},
-		{[]Option{WithRing(0, 0), WithMaxChunkAge(2 * time.Second)}, "WithMaxChunkAge: 2s, want more than 0 and at most 1s"},
 		{[]Option{WithRing(0, 0), WithMaxChunkAge(-time.Second)}, "WithMaxChunkAge: -1s"},
 		{[]Option{WithRing(0, 0), WithSettings(Settings{"app.X": {Threshold: Duration(-time.Millisecond)}})}, "settings of app.X: negative threshold"},
 		{[]Option{WithRing(0, 0), WithSettings(Settings{"*": {Period: Duration(-time.Millisecond)}})}, "negative period"},

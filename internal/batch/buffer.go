@@ -17,7 +17,13 @@ const (
 	MaxEventSize = BufferSize
 	setSize      = 256 // power of two
 	setLimit     = setSize * 3 / 4
-	stackWords   = 4 << 10
+	// threadSetSize (a power of two) bounds the distinct goroutines one
+	// buffer's events refer to: with thousands of goroutines emitting,
+	// a smaller set sent buffers off nearly empty (256: 2% full), and
+	// the flusher could not recycle them fast enough.
+	threadSetSize = 4096
+	threadLimit   = threadSetSize * 3 / 4
+	stackWords    = 4 << 10
 	// funcSetSize (a power of two) bounds the distinct functions (Func
 	// fields) one buffer's events refer to.
 	funcSetSize = 64
@@ -74,7 +80,7 @@ type Buffer struct {
 	counts    uint64
 	lastG     uint64
 	nstacks   int
-	threadSet [setSize]uint64
+	threadSet [threadSetSize]uint64
 	stackSet  [setSize]uint64
 	strCache  [strCacheSize]strSlot
 	nstrs     int
@@ -85,9 +91,9 @@ type Buffer struct {
 	taken int
 
 	data    [BufferSize]byte
-	threads [setLimit]uint64   // goroutine ids the events refer to, each once
-	strs    [setLimit]uint64   // keys of the pooled strings they refer to
-	funcs   [funcLimit]uintptr // entry PCs of the functions they refer to
+	threads [threadLimit]uint64 // goroutine ids the events refer to, each once
+	strs    [setLimit]uint64    // keys of the pooled strings they refer to
+	funcs   [funcLimit]uintptr  // entry PCs of the functions they refer to
 	// stacks holds the stack traces the events refer to, each once, as
 	// key, depth, pcs..., key, depth, pcs...
 	stacks [stackWords]uintptr
@@ -101,7 +107,7 @@ func NewBuffer() *Buffer { return new(Buffer) }
 func (b *Buffer) Reset() {
 	b.n, b.nthreads, b.nstack, b.nstacks, b.nstrs = 0, 0, 0, 0, 0
 	b.lastG = 0
-	b.threadSet = [setSize]uint64{}
+	b.threadSet = [threadSetSize]uint64{}
 	b.stackSet = [setSize]uint64{}
 	b.strCache = [strCacheSize]strSlot{}
 	b.funcSet = [funcSetSize]uintptr{}
@@ -127,14 +133,14 @@ func (b *Buffer) Commit(n int) {
 // recount updates counts after a count changed.
 func (b *Buffer) recount() { b.counts = pack(0, b.nthreads, b.nstack, b.nstrs, b.nfuncs) }
 
-// pack packs the counts of Commit into one word: bytes (18 bits), threads,
-// stack words (14), strings and functions (8 each).
+// pack packs the counts of Commit into one word: bytes (18 bits), threads
+// (12), stack words (14), strings and functions (8 each).
 func pack(n, threads, stack, strs, funcs int) uint64 {
-	return uint64(n) | uint64(threads)<<20 | uint64(stack)<<28 | uint64(strs)<<44 | uint64(funcs)<<52
+	return uint64(n) | uint64(threads)<<18 | uint64(stack)<<30 | uint64(strs)<<44 | uint64(funcs)<<52
 }
 
 func unpack(c uint64) (n, threads, stack, strs, funcs int) {
-	return int(c & (1<<20 - 1)), int(c >> 20 & 0xff), int(c >> 28 & (1<<16 - 1)), int(c >> 44 & 0xff), int(c >> 52 & 0xff)
+	return int(c & (1<<18 - 1)), int(c >> 18 & (1<<12 - 1)), int(c >> 30 & (1<<14 - 1)), int(c >> 44 & 0xff), int(c >> 52 & 0xff)
 }
 
 // SameThread tells whether g is the goroutine the buffer's last event
@@ -234,11 +240,6 @@ func (b *Buffer) Take() Taken {
 	b.taken = n
 	return t
 }
-
-// StackKey is the pool key of a stack: 42 bits of its hash (6-byte
-// varints; a collision among 10,000 distinct stacks in a chunk has odds of
-// about 1 in 100,000), never 0.
-func StackKey(pcs []uintptr) uint64 { return stack.Hash(pcs)&(1<<42-1) | 1 }
 
 // Slot holds the buffer of one P, and room to capture a stack trace in.
 type Slot struct {

@@ -104,6 +104,7 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 		var yield bool
 		if w.b, skey, yield = prepare(s, b, id, d, unsafe.Pointer(h), g, size); w.b == nil {
 			pin.Unpin(id)
+			drop(s, d, unsafe.Pointer(h), start, end, g, skey, size)
 			return Writer{}, false
 		}
 		if !yield {
@@ -145,8 +146,8 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 // and Goroutine or Func fields) in the P's buffer b, and hands b off for
 // a fresh one of session s when b is full or absent. It returns the
 // buffer to encode into, the stack's key (0: none) and whether to yield
-// the P once unpinned (see batch.Session.Behind); or a nil buffer if the
-// event is dropped, which it counts.
+// the P once unpinned (see batch.Session.Behind); or a nil buffer (and
+// the stack's key) if the event is to be dropped, which record counts.
 //
 //go:noinline
 func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int) (*batch.Buffer, uint64, bool) {
@@ -158,21 +159,21 @@ func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.
 			// flightrecCommit, into which eventimpl.Record inlines): the
 			// stack starts in the caller of Commit.
 			pcs = sc[:stack.Capture(3, sc)]
-			skey = batch.StackKey(pcs)
+			skey = s.StackID(pcs)
 		}
 	}
 	if b != nil && b.Fits(size) && b.AddThread(g) && (skey == 0 || b.AddStack(skey, pcs)) && (!d.Refs || refsFit(b, d, p)) {
 		return b, skey, false
 	}
 	if b = swap(s, id, d, p, g, pcs, skey, size); b == nil {
-		return nil, 0, false
+		return nil, skey, false
 	}
 	return b, skey, s.Behind()
 }
 
 // swap hands the P's buffer off and notes the event's references in a
-// fresh one, or counts the event as dropped and returns nil: when no
-// buffer is free, or when the event could exceed batch.MaxEventSize.
+// fresh one, or returns nil, and the event is dropped and counted: when
+// no buffer is free, or when the event could exceed batch.MaxEventSize.
 //
 //go:noinline
 func swap(s *batch.Session, id int, d *batch.Desc, p unsafe.Pointer, g uint64, pcs []uintptr, skey uint64, size int) *batch.Buffer {
@@ -181,7 +182,6 @@ func swap(s *batch.Session, id int, d *batch.Desc, p unsafe.Pointer, g uint64, p
 		b = s.Swap(id)
 	}
 	if b == nil {
-		s.Drop(size)
 		return nil
 	}
 	// An empty buffer takes one thread, one stack and the references.
