@@ -11,46 +11,19 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/spec"
+	"github.com/flightrec/flightrec/jfr"
 )
 
-// Built-in Go runtime events, with the JDK's names and fields where JMC has
-// a page for the same thing.
-
-type garbageCollection struct {
-	event.Timed
-	GcID         uint32 `jfr:"gcId" label:"GC Identifier"`
-	Name         string `label:"Name" description:"The name of the Garbage Collector"`
-	Cause        string `label:"When" description:"The reason for triggering this Garbage Collection"`
-	SumOfPauses  int64  `label:"Sum of Pauses" content:"ns"`
-	LongestPause int64  `label:"Longest Pause" content:"ns"`
-}
-
-type gcHeapSummary struct {
-	event.Instant
-	GcID     uint32 `jfr:"gcId" label:"GC Identifier"`
-	When     string `label:"When"`
-	HeapUsed int64  `label:"Heap Used" content:"bytes"`
-}
-
-type cpuLoad struct {
-	event.Instant
-	JvmUser      float32 `label:"Process User" content:"percentage"`
-	JvmSystem    float32 `label:"Process System" content:"percentage"`
-	MachineTotal float32 `label:"Machine Total" content:"percentage"`
-}
-
-type threadStatistics struct {
-	event.Instant
-	ActiveCount      int64 `label:"Active Threads" description:"Goroutines"`
-	DaemonCount      int64 `label:"Daemon Threads"`
-	AccumulatedCount int64 `label:"Accumulated Threads"`
-	PeakCount        int64 `label:"Peak Threads"`
-}
+// Go runtime events. Those with a JDK counterpart (GC cycles, heap, CPU
+// load, goroutine counts) are written in the JDK's layouts (spec.JDKEvents)
+// by the chunk builder, from the jdkRecords collected here: the JDK's
+// layouts have no eventThread or stackTrace where the event API writes
+// them. The rest are ordinary events.
 
 type runtimeMetric struct {
 	event.Instant
@@ -58,13 +31,19 @@ type runtimeMetric struct {
 	Value float64 `label:"Value"`
 }
 
-var (
-	gcEvent      = event.Define[garbageCollection](event.Info{Name: "jdk.GarbageCollection", Label: "Garbage Collection", Description: "A Go GC cycle; duration and pauses are its stop-the-world pauses", Category: []string{"Java Virtual Machine", "GC", "Collector"}})
-	heapEvent    = event.Define[gcHeapSummary](event.Info{Name: "jdk.GCHeapSummary", Label: "Heap Summary", Category: []string{"Java Virtual Machine", "GC", "Heap"}})
-	cpuEvent     = event.Define[cpuLoad](event.Info{Name: "jdk.CPULoad", Label: "CPU Load", Description: "Process and machine CPU use", Category: []string{"Operating System", "Processor"}})
-	threadsEvent = event.Define[threadStatistics](event.Info{Name: "jdk.JavaThreadStatistics", Label: "Java Thread Statistics", Description: "Goroutine counts", Category: []string{"Java Application", "Statistics"}})
-	metricEvent  = event.Define[runtimeMetric](event.Info{Name: "go.RuntimeMetric", Label: "Go Runtime Metric", Description: "A runtime/metrics sample", Category: []string{"Go", "Runtime"}})
-)
+var metricEvent = event.Define[runtimeMetric](event.Info{Name: "go.RuntimeMetric", Label: "Go Runtime Metric", Description: "A runtime/metrics sample", Category: []string{"Go", "Runtime"}})
+
+// jdkRecord is an event in the layout of its JDK type (spec.JDKEvent(name)):
+// the values of its fields in order. Pool references carry no class
+// (jfr.RefValue(nil, key)): the chunk's metadata gives it.
+type jdkRecord struct {
+	name string
+	vals []jfr.Value
+}
+
+// The JDK types the runtime events write, written by the chunk builder
+// besides the records of the program's events.
+var runtimeTypeNames = []string{"jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.GCHeapSummary", "jdk.CPULoad", "jdk.JavaThreadStatistics"}
 
 type cpuSample struct {
 	ticks int64
@@ -78,6 +57,8 @@ type runtimeEvents struct {
 	done chan struct{}
 
 	periods map[string]time.Duration
+	enabled map[string]bool
+	pending []jdkRecord // since the last chunk
 
 	profiling bool
 	prof      bytes.Buffer
@@ -94,7 +75,7 @@ type runtimeEvents struct {
 }
 
 func startRuntimeEvents(ss *session) *runtimeEvents {
-	rt := &runtimeEvents{ss: ss, stop: make(chan struct{}), done: make(chan struct{}), periods: map[string]time.Duration{}}
+	rt := &runtimeEvents{ss: ss, stop: make(chan struct{}), done: make(chan struct{}), periods: map[string]time.Duration{}, enabled: map[string]bool{}}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rt.lastGC, rt.lastForced, rt.lastGoal = ms.NumGC, ms.NumForcedGC, ms.NextGC
@@ -121,6 +102,10 @@ func (rt *runtimeEvents) setPeriods(m map[string]resolved) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	clear(rt.periods)
+	clear(rt.enabled)
+	for _, n := range runtimeTypeNames {
+		_, rt.enabled[n] = m[n]
+	}
 	for _, n := range []string{"jdk.CPULoad", "jdk.JavaThreadStatistics", "go.RuntimeMetric", "jdk.ExecutionSample"} {
 		if v, ok := m[n]; ok {
 			rt.periods[n] = max(v.period, 10*time.Millisecond)
@@ -148,13 +133,22 @@ func (rt *runtimeEvents) startProfile() {
 // recording may cut a chunk every 20 ms.
 const minProfile = time.Second
 
+// take returns the runtime records noted since the last call and the CPU
+// samples.
+func (rt *runtimeEvents) take(force bool) ([]cpuSample, []jdkRecord) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	recs := rt.pending
+	rt.pending = nil
+	return rt.takeSamples(force), recs
+}
+
 // takeSamples restarts the CPU profiler and returns the samples of the
 // profile it ends, spread evenly over its time (the profile does not keep
 // sample times). Unless forced, it leaves a profile younger than
 // minProfile running and returns nothing: its samples go to a later chunk.
+// rt.mu is held.
 func (rt *runtimeEvents) takeSamples(force bool) []cpuSample {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	if !rt.profiling {
 		return nil
 	}
@@ -202,43 +196,50 @@ func (rt *runtimeEvents) onGC() {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	live := readMetric("/gc/heap/live:bytes")
+	heap := jfr.StructValue(nil, jfr.IntValue(jfr.KindLong, 0), jfr.IntValue(jfr.KindLong, 0),
+		jfr.IntValue(jfr.KindLong, int64(ms.HeapSys-ms.HeapReleased)), jfr.IntValue(jfr.KindLong, 0), jfr.IntValue(jfr.KindLong, int64(ms.HeapSys)))
+	tps := clock.TicksPerSecond()
 	for id := rt.lastGC + 1; id <= ms.NumGC && id > rt.lastGC; id++ {
 		if ms.NumGC-id >= 256 {
 			continue
 		}
 		i := (id + 255) % 256
-		pause := int64(ms.PauseNs[i])
-		end := time.Unix(0, int64(ms.PauseEnd[i]))
-		// Convert the wall time to the monotonic clock via now.
-		now := time.Now()
-		endMono := now.Add(-now.Sub(end))
-		cause := "Heap Goal"
+		pause := int64(ms.PauseNs[i]) * tps / 1e9
+		end := clock.TicksAt(int64(ms.PauseEnd[i]))
+		start := end - pause
+		cause := uint64(spec.GCCauseHeapTarget)
 		if ms.NumForcedGC > rt.lastForced {
-			cause = "System.gc()"
+			cause = spec.GCCauseSystemGC
 		}
-		var before gcHeapSummary
-		heapEvent.Begin(&before)
-		if before.ShouldCommit() {
-			before.GcID, before.When, before.HeapUsed = id, "Before GC", int64(rt.lastGoal)
-			before.SetTime(endMono.Add(-time.Duration(pause)))
+		gcID := jfr.IntValue(jfr.KindInt, int64(id))
+		if rt.enabled["jdk.GCHeapSummary"] {
+			rt.add("jdk.GCHeapSummary", jfr.IntValue(jfr.KindLong, start), gcID, jfr.RefValue(nil, spec.GCBefore), heap,
+				jfr.IntValue(jfr.KindLong, int64(rt.lastGoal)))
 		}
-		before.Commit()
-		var gc garbageCollection
-		gcEvent.Begin(&gc)
-		gc.SetTimes(endMono.Add(-time.Duration(pause)), endMono)
-		if gc.ShouldCommit() {
-			gc.GcID, gc.Name, gc.Cause, gc.SumOfPauses, gc.LongestPause = id, "Go concurrent mark-sweep", cause, pause, pause
+		if rt.enabled["jdk.GarbageCollection"] {
+			rt.add("jdk.GarbageCollection", jfr.IntValue(jfr.KindLong, start), jfr.IntValue(jfr.KindLong, pause), gcID,
+				jfr.RefValue(nil, spec.GCNameGo), jfr.RefValue(nil, cause), jfr.IntValue(jfr.KindLong, pause), jfr.IntValue(jfr.KindLong, pause))
 		}
-		gc.Commit()
-		var after gcHeapSummary
-		heapEvent.Begin(&after)
-		if after.ShouldCommit() {
-			after.GcID, after.When, after.HeapUsed = id, "After GC", int64(live)
-			after.SetTime(endMono)
+		if rt.enabled["jdk.GCPhasePause"] {
+			rt.add("jdk.GCPhasePause", jfr.IntValue(jfr.KindLong, start), jfr.IntValue(jfr.KindLong, pause), jfr.RefValue(nil, 0), gcID,
+				jfr.StringValue("GC Pause"))
 		}
-		after.Commit()
+		if rt.enabled["jdk.GCHeapSummary"] {
+			rt.add("jdk.GCHeapSummary", jfr.IntValue(jfr.KindLong, end), gcID, jfr.RefValue(nil, spec.GCAfter), heap,
+				jfr.IntValue(jfr.KindLong, int64(live)))
+		}
 	}
 	rt.lastGC, rt.lastForced, rt.lastGoal = ms.NumGC, ms.NumForcedGC, ms.NextGC
+}
+
+// maxPending bounds the runtime records kept between two chunks.
+const maxPending = 1 << 16
+
+// add notes a record for the next chunk; rt.mu is held.
+func (rt *runtimeEvents) add(name string, vals ...jfr.Value) {
+	if len(rt.pending) < maxPending {
+		rt.pending = append(rt.pending, jdkRecord{name, vals})
+	}
 }
 
 func readMetric(name string) uint64 {
@@ -281,12 +282,11 @@ func (rt *runtimeEvents) loop() {
 			if due["jdk.JavaThreadStatistics"] {
 				n := int64(runtime.NumGoroutine())
 				rt.peak = max(rt.peak, n)
-				var ev threadStatistics
-				threadsEvent.Begin(&ev)
-				if ev.ShouldCommit() {
-					ev.ActiveCount, ev.PeakCount, ev.AccumulatedCount = n, rt.peak, int64(readMetric("/sched/goroutines-created:goroutines"))
-				}
-				ev.Commit()
+				rt.mu.Lock()
+				rt.add("jdk.JavaThreadStatistics", jfr.IntValue(jfr.KindLong, clock.Now()), jfr.IntValue(jfr.KindLong, n),
+					jfr.IntValue(jfr.KindLong, 0), jfr.IntValue(jfr.KindLong, int64(readMetric("/sched/goroutines-created:goroutines"))),
+					jfr.IntValue(jfr.KindLong, rt.peak))
+				rt.mu.Unlock()
 			}
 			if due["go.RuntimeMetric"] && metricEvent.Enabled() {
 				metrics.Read(samples)
@@ -316,27 +316,17 @@ func (rt *runtimeEvents) cpuLoad(now time.Time) {
 		return
 	}
 	ncpu := float64(runtime.NumCPU())
-	var ev cpuLoad
-	cpuEvent.Begin(&ev)
-	if ev.ShouldCommit() {
-		ev.JvmUser = float32(float64(user-rt.lastUser) / float64(wall) / ncpu)
-		ev.JvmSystem = float32(float64(sys-rt.lastSys) / float64(wall) / ncpu)
-		if busy, total := mach[0]-rt.lastMachine[0], mach[1]-rt.lastMachine[1]; total > 0 {
-			ev.MachineTotal = float32(float64(busy) / float64(total))
-		} else {
-			ev.MachineTotal = ev.JvmUser + ev.JvmSystem
-		}
+	jvmUser := float64(user-rt.lastUser) / float64(wall) / ncpu
+	jvmSystem := float64(sys-rt.lastSys) / float64(wall) / ncpu
+	machine := jvmUser + jvmSystem
+	if busy, total := mach[0]-rt.lastMachine[0], mach[1]-rt.lastMachine[1]; total > 0 {
+		machine = float64(busy) / float64(total)
 	}
-	ev.Commit()
+	rt.mu.Lock()
+	rt.add("jdk.CPULoad", jfr.IntValue(jfr.KindLong, clock.Now()), jfr.FloatValue(jfr.KindFloat, jvmUser),
+		jfr.FloatValue(jfr.KindFloat, jvmSystem), jfr.FloatValue(jfr.KindFloat, machine))
+	rt.mu.Unlock()
 	rt.lastCPU, rt.lastUser, rt.lastSys, rt.lastMachine = now, user, sys, mach
-}
-
-func processCPU() (user, sys time.Duration) {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0, 0
-	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // machineCPU returns busy and total jiffies from /proc/stat (zeros where it

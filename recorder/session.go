@@ -395,12 +395,13 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struc
 	merged := ss.merged()
 	ss.mu.Unlock()
 	var samples []cpuSample
+	var runtimeRecs []jdkRecord
 	if ss.runtime != nil {
-		samples = ss.runtime.takeSamples(force)
+		samples, runtimeRecs = ss.runtime.take(force)
 	}
 	return chunkJob{in: chunkInput{
 		start: start, end: end, recs: recs, recordings: recordings, settings: merged,
-		samples: samples, dropped: s,
+		samples: samples, runtime: runtimeRecs, dropped: s,
 	}, ack: ack}
 }
 
