@@ -61,9 +61,13 @@ func newChunkBuilder(ss *session) *chunkBuilder {
 		keys: map[string]uint64{}, threads: map[uint64][2]string{}}
 }
 
+// kindTypes declares uint16 and uint32 fields one size up: their varints
+// are zero-extended, and `jfr print` ignores @Unsigned (a uint32 4e9 read
+// as an int prints as -294967296). uint8 is written as one raw byte, and
+// uint64 has no wider type: they print as signed beyond 127 and 2^63-1.
 var kindTypes = map[batch.Kind]string{
 	batch.Bool: spec.Boolean, batch.Int8: spec.Byte, batch.Uint8: spec.Byte,
-	batch.Int16: spec.Short, batch.Uint16: spec.Short, batch.Int32: spec.Int, batch.Uint32: spec.Int,
+	batch.Int16: spec.Short, batch.Uint16: spec.Int, batch.Int32: spec.Int, batch.Uint32: spec.Long,
 	batch.Int64: spec.Long, batch.Uint64: spec.Long, batch.Float32: spec.Float, batch.Float64: spec.Double,
 	batch.String: spec.String, batch.Thread: spec.Thread, batch.Time: spec.Long, batch.Func: spec.Method,
 }
