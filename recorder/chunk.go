@@ -26,6 +26,7 @@ type chunkInput struct {
 	settings   map[string]resolved
 	samples    []cpuSample
 	runtime    []jdkRecord
+	sampler    string // the CPU sampler's state, for jdk.ExecutionSample's settings
 	dropped    *batch.Session
 }
 
@@ -443,6 +444,9 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 				set("stackTrace", fmt.Sprint(v.stack))
 				if v.period > 0 {
 					set("period", fmt.Sprintf("%d ms", v.period.Milliseconds()))
+				}
+				if c.Name == "jdk.ExecutionSample" && in.sampler != "" {
+					set("sampler", in.sampler)
 				}
 			}
 		}

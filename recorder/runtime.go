@@ -1,13 +1,9 @@
 package recorder
 
 import (
-	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"runtime"
 	"runtime/metrics"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,9 +56,11 @@ type runtimeEvents struct {
 	enabled map[string]bool
 	pending []jdkRecord // since the last chunk
 
-	profiling bool
-	prof      bytes.Buffer
-	profStart int64
+	// CPU samples, taken while jdk.ExecutionSample is enabled.
+	sampler       *cpuSampler
+	samplerPeriod time.Duration
+	samplerStatus string // what jdk.ActiveSetting says of the sampler
+	samples       []cpuSample
 
 	lastGC      uint32
 	lastForced  uint32
@@ -91,10 +89,7 @@ func (rt *runtimeEvents) close() {
 	close(rt.stop)
 	<-rt.done
 	rt.mu.Lock()
-	if rt.profiling {
-		pprof.StopCPUProfile()
-		rt.profiling = false
-	}
+	rt.stopSampler()
 	rt.mu.Unlock()
 }
 
@@ -111,69 +106,57 @@ func (rt *runtimeEvents) setPeriods(m map[string]resolved) {
 			rt.periods[n] = max(v.period, 10*time.Millisecond)
 		}
 	}
-	_, want := rt.periods["jdk.ExecutionSample"]
-	if want && !rt.profiling {
-		rt.startProfile()
-	} else if !want && rt.profiling {
-		pprof.StopCPUProfile()
-		rt.profiling = false
-	}
-}
-
-// startProfile starts the Go CPU profiler (100 Hz); it fails, and no
-// samples are recorded, if the program profiles the CPU itself.
-func (rt *runtimeEvents) startProfile() {
-	rt.prof.Reset()
-	rt.profStart = clock.Now()
-	rt.profiling = pprof.StartCPUProfile(&rt.prof) == nil
-}
-
-// minProfile is the shortest profile takeSamples ends unless forced:
-// restarting the profiler costs about 1.5 MB of allocation, and a busy
-// recording may cut a chunk every 20 ms.
-const minProfile = time.Second
-
-// take returns the runtime records noted since the last call and the CPU
-// samples.
-func (rt *runtimeEvents) take(force bool) ([]cpuSample, []jdkRecord) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	recs := rt.pending
-	rt.pending = nil
-	return rt.takeSamples(force), recs
-}
-
-// takeSamples restarts the CPU profiler and returns the samples of the
-// profile it ends, spread evenly over its time (the profile does not keep
-// sample times). Unless forced, it leaves a profile younger than
-// minProfile running and returns nothing: its samples go to a later chunk.
-// rt.mu is held.
-func (rt *runtimeEvents) takeSamples(force bool) []cpuSample {
-	if !rt.profiling {
-		return nil
-	}
-	if !force && clock.Now()-rt.profStart < int64(float64(minProfile)*float64(clock.TicksPerSecond())/1e9) {
-		return nil
-	}
-	pprof.StopCPUProfile()
-	end := clock.Now()
-	stacks, _ := parseCPUProfile(rt.prof.Bytes())
-	start := rt.profStart
-	rt.startProfile()
-	var out []cpuSample
-	total := 0
-	for _, s := range stacks {
-		total += s.count
-	}
-	i := 0
-	for _, s := range stacks {
-		for range s.count {
-			t := start + (end-start)*int64(2*i+1)/int64(2*total)
-			out = append(out, cpuSample{ticks: t, pcs: s.pcs})
-			i++
+	period, want := rt.periods["jdk.ExecutionSample"]
+	switch {
+	case !want:
+		rt.stopSampler()
+	case rt.sampler == nil || period != rt.samplerPeriod:
+		rt.stopSampler()
+		rt.samplerPeriod = period
+		var err error
+		if rt.sampler, err = newCPUSampler(period); err != nil {
+			rt.samplerStatus = "no CPU samples: " + err.Error()
 		}
 	}
-	return out
+}
+
+func (rt *runtimeEvents) stopSampler() {
+	if rt.sampler != nil {
+		rt.sampler.close()
+		rt.sampler = nil
+	}
+	rt.samplerStatus = ""
+}
+
+// maxSamples bounds the CPU samples kept between two chunks; past it they
+// are counted lost.
+const maxSamples = 1 << 16
+
+// readSamples moves the samples the sampler has taken into rt.samples;
+// rt.mu is held.
+func (rt *runtimeEvents) readSamples() {
+	if rt.sampler == nil {
+		return
+	}
+	n := len(rt.samples)
+	rt.samples = rt.sampler.read(rt.samples)
+	if len(rt.samples) > maxSamples {
+		rt.sampler.lost += uint64(len(rt.samples) - max(n, maxSamples))
+		rt.samples = rt.samples[:max(n, maxSamples)]
+	}
+	rt.samplerStatus = rt.sampler.describe()
+}
+
+// take returns the runtime records and the CPU samples taken since the
+// last call, and what to say of the sampler (empty when no samples are
+// wanted).
+func (rt *runtimeEvents) take() ([]cpuSample, []jdkRecord, string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.readSamples()
+	recs, samples := rt.pending, rt.samples
+	rt.pending, rt.samples = nil, nil
+	return samples, recs, rt.samplerStatus
 }
 
 // armGC sets a finalizer that runs after the next GC and re-arms itself.
@@ -268,6 +251,8 @@ func (rt *runtimeEvents) loop() {
 			return
 		case now := <-tick.C:
 			rt.mu.Lock()
+			// Drained every tick: a ring holds a few seconds.
+			rt.readSamples()
 			due := map[string]bool{}
 			for n, p := range rt.periods {
 				if now.Sub(last[n]) >= p {
@@ -347,158 +332,4 @@ func machineCPU() [2]uint64 {
 		}
 	}
 	return [2]uint64{busy, total}
-}
-
-type profStack struct {
-	count int
-	pcs   []uintptr
-}
-
-// parseCPUProfile reads the samples of a gzipped pprof profile: each
-// sample's count (its first value) and its locations' addresses.
-func parseCPUProfile(gz []byte) ([]profStack, error) {
-	if len(gz) == 0 {
-		return nil, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, err
-	}
-	type sample struct {
-		locs  []uint64
-		count int64
-	}
-	var samples []sample
-	addr := map[uint64]uint64{}
-	err = protoFields(data, func(num int, v uint64, b []byte) error {
-		switch num {
-		case 2: // Sample
-			var s sample
-			first := true
-			err := protoFields(b, func(num int, v uint64, b []byte) error {
-				switch num {
-				case 1:
-					if b != nil {
-						s.locs = appendPacked(s.locs, b)
-					} else {
-						s.locs = append(s.locs, v)
-					}
-				case 2:
-					if first {
-						if b != nil {
-							vals := appendPacked(nil, b)
-							if len(vals) > 0 {
-								s.count = int64(vals[0])
-							}
-						} else {
-							s.count = int64(v)
-						}
-						first = false
-					}
-				}
-				return nil
-			})
-			samples = append(samples, s)
-			return err
-		case 4: // Location
-			var id, a uint64
-			err := protoFields(b, func(num int, v uint64, b []byte) error {
-				switch num {
-				case 1:
-					id = v
-				case 3:
-					a = v
-				}
-				return nil
-			})
-			addr[id] = a
-			return err
-		}
-		return nil
-	})
-	var out []profStack
-	for _, s := range samples {
-		ps := profStack{count: int(s.count)}
-		for _, l := range s.locs {
-			if len(ps.pcs) < 64 {
-				ps.pcs = append(ps.pcs, uintptr(addr[l]))
-			}
-		}
-		out = append(out, ps)
-	}
-	return out, err
-}
-
-func appendPacked(dst []uint64, b []byte) []uint64 {
-	for len(b) > 0 {
-		v, n := uvarint(b)
-		if n == 0 {
-			break
-		}
-		dst = append(dst, v)
-		b = b[n:]
-	}
-	return dst
-}
-
-func uvarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			return v, i + 1
-		}
-	}
-	return 0, 0
-}
-
-// protoFields calls fn for each field of a protobuf message: varints with
-// v, length-delimited fields with b.
-func protoFields(data []byte, fn func(num int, v uint64, b []byte) error) error {
-	for len(data) > 0 {
-		key, n := uvarint(data)
-		if n == 0 {
-			return io.ErrUnexpectedEOF
-		}
-		data = data[n:]
-		num, typ := int(key>>3), key&7
-		switch typ {
-		case 0:
-			v, n := uvarint(data)
-			if n == 0 {
-				return io.ErrUnexpectedEOF
-			}
-			data = data[n:]
-			if err := fn(num, v, nil); err != nil {
-				return err
-			}
-		case 1:
-			if len(data) < 8 {
-				return io.ErrUnexpectedEOF
-			}
-			data = data[8:]
-		case 2:
-			l, n := uvarint(data)
-			if n == 0 || uint64(len(data)-n) < l {
-				return io.ErrUnexpectedEOF
-			}
-			b := data[n : n+int(l)]
-			data = data[n+int(l):]
-			if err := fn(num, 0, b); err != nil {
-				return err
-			}
-		case 5:
-			if len(data) < 4 {
-				return io.ErrUnexpectedEOF
-			}
-			data = data[4:]
-		default:
-			return io.ErrUnexpectedEOF
-		}
-	}
-	return nil
 }

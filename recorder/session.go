@@ -226,12 +226,10 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 			return
 		}
 	}
-	// A forced cut (on age, on request, at the stop) takes the CPU
-	// samples so far; a cut on size leaves a young profile running.
-	cut := func(ack chan struct{}, force bool) {
+	cut := func(ack chan struct{}) {
 		drain()
 		s.Live(cur.copyLive)
-		jobs <- ss.prepareChunk(s, cur, ack, force)
+		jobs <- ss.prepareChunk(s, cur, ack)
 		// Take the other gathering back: this waits only while the
 		// previous chunk is still being written.
 		cur = <-spare
@@ -247,14 +245,14 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		case <-s.Wake:
 			drain()
 			if cur.size >= size || len(cur.held) >= holdLimit {
-				cut(nil, false)
+				cut(nil)
 			}
 		case <-tick.C:
-			cut(nil, true)
+			cut(nil)
 		case ack := <-flushReq:
-			cut(ack, true)
+			cut(ack)
 		case <-stop:
-			cut(nil, true)
+			cut(nil)
 			s.Release()
 			return
 		}
@@ -386,7 +384,7 @@ func (ss *session) chunkLimits() (time.Duration, int64) {
 
 // prepareChunk ends the current chunk now: it takes what the chunk holds
 // besides the gathered records (recordings, settings, CPU samples).
-func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struct{}, force bool) chunkJob {
+func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struct{}) chunkJob {
 	end := clock.Now()
 	ss.mu.Lock()
 	recordings := slices.Clone(ss.recordings)
@@ -396,12 +394,13 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struc
 	ss.mu.Unlock()
 	var samples []cpuSample
 	var runtimeRecs []jdkRecord
+	var sampler string
 	if ss.runtime != nil {
-		samples, runtimeRecs = ss.runtime.take(force)
+		samples, runtimeRecs, sampler = ss.runtime.take()
 	}
 	return chunkJob{in: chunkInput{
 		start: start, end: end, recs: recs, recordings: recordings, settings: merged,
-		samples: samples, runtime: runtimeRecs, dropped: s,
+		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s,
 	}, ack: ack}
 }
 
