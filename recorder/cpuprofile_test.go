@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -105,5 +106,38 @@ func TestDefaultTakesNoSamples(t *testing.T) {
 	}
 	if n := readEvents(t, data)["jdk.ExecutionSample"]; n != 0 {
 		t.Errorf("%d jdk.ExecutionSample events with the default preset", n)
+	}
+}
+
+// TestNoSamplerSaysWhy checks that a recording whose CPU sampler cannot
+// start (as where the kernel refuses perf events) records the rest, and
+// says in jdk.ExecutionSample's settings why it has no samples.
+func TestNoSamplerSaysWhy(t *testing.T) {
+	startCPUSampler = func(time.Duration) (*cpuSampler, error) {
+		return nil, errors.New("perf_event_open: permission denied")
+	}
+	defer func() { startCPUSampler = newCPUSampler }()
+	prof, _ := Preset("profile")
+	rec, err := Start(WithRing(0, 0), WithSettings(prof))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spinSink += spin(50 * time.Millisecond)
+	data := dumped(t, rec)
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var sampler string
+	eachEvent(t, data, func(ev *jfr.Event) {
+		if n, _ := ev.Field("name"); ev.Type.Name == "jdk.ActiveSetting" && n.String() == "sampler" {
+			v, _ := ev.Field("value")
+			sampler = v.String()
+		}
+	})
+	if want := "no CPU samples: perf_event_open: permission denied"; sampler != want {
+		t.Errorf("sampler setting %q, want %q", sampler, want)
+	}
+	if n := readEvents(t, data)["jdk.ActiveRecording"]; n == 0 {
+		t.Error("nothing else recorded")
 	}
 }

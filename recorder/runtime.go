@@ -114,11 +114,14 @@ func (rt *runtimeEvents) setPeriods(m map[string]resolved) {
 		rt.stopSampler()
 		rt.samplerPeriod = period
 		var err error
-		if rt.sampler, err = newCPUSampler(period); err != nil {
+		if rt.sampler, err = startCPUSampler(period); err != nil {
 			rt.samplerStatus = "no CPU samples: " + err.Error()
 		}
 	}
 }
+
+// startCPUSampler is newCPUSampler; a test makes it fail.
+var startCPUSampler = newCPUSampler
 
 func (rt *runtimeEvents) stopSampler() {
 	if rt.sampler != nil {
