@@ -1,9 +1,12 @@
 package recorder
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +42,7 @@ func TestJDKViews(t *testing.T) {
 	if err := rec.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	checkSummary(t, path)
 	// Each view with a line its output must have: a value computed from our
 	// events, not only the headings.
 	views := []struct{ name, want string }{
@@ -58,5 +62,32 @@ func TestJDKViews(t *testing.T) {
 			continue
 		}
 		t.Logf("jfr view %s:\n%s", v.name, out)
+	}
+}
+
+// checkSummary checks that OpenJDK 17's `jfr summary` counts as many
+// events of each JDK type in the file as our reader.
+func checkSummary(t *testing.T, path string) {
+	t.Helper()
+	jfrBin, err := exec.LookPath("jfr")
+	if err != nil {
+		t.Log("jfr not installed: summary not checked")
+		return
+	}
+	out, err := exec.Command(jfrBin, "summary", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("jfr summary: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := readEvents(t, data)
+	for _, name := range append(append([]string(nil), rawTypeNames...), declaredTypes...) {
+		re := regexp.MustCompile(`(?m)^ ` + regexp.QuoteMeta(name) + ` +(\d+) `)
+		m := re.FindSubmatch(out)
+		if m == nil || string(m[1]) != strconv.Itoa(ours[name]) {
+			t.Errorf("jfr summary: %s: %q, our reader counts %d\n%s", name, m, ours[name], out)
+		}
 	}
 }
