@@ -308,7 +308,10 @@ func (rt *runtimeEvents) cpuLoad(now time.Time) {
 	jvmSystem := float64(sys-rt.lastSys) / float64(wall) / ncpu
 	machine := jvmUser + jvmSystem
 	if busy, total := mach[0]-rt.lastMachine[0], mach[1]-rt.lastMachine[1]; total > 0 {
-		machine = float64(busy) / float64(total)
+		// As HotSpot does: /proc/stat's jiffies and getrusage disagree a
+		// little, and a machine busy less than the process reads as
+		// "other processes: -1 %".
+		machine = max(float64(busy)/float64(total), jvmUser+jvmSystem)
 	}
 	rt.mu.Lock()
 	rt.add("jdk.CPULoad", jfr.IntValue(jfr.KindLong, clock.Now()), jfr.FloatValue(jfr.KindFloat, jvmUser),
