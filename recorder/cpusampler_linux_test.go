@@ -22,6 +22,7 @@ func TestCPUSamplerThreads(t *testing.T) {
 	defer s.close()
 	tids := make(chan int)
 	exit := make(chan struct{})
+	spun := make(chan int, 1)
 	release := make(chan struct{})
 	defer close(release)
 	var tid int
@@ -39,7 +40,7 @@ func TestCPUSamplerThreads(t *testing.T) {
 			}
 			tids <- syscall.Gettid()
 			<-exit
-			spinSink += spin(200 * time.Millisecond)
+			spun <- spin(200 * time.Millisecond)
 		}()
 		tid = <-tids
 	}
@@ -59,6 +60,7 @@ func TestCPUSamplerThreads(t *testing.T) {
 	if s.threads[tid] != nil {
 		t.Errorf("thread %d exited but its counter is still open", tid)
 	}
+	spinSink += <-spun
 	inSpin := 0
 	for _, sm := range samples {
 		for _, pc := range sm.pcs {
