@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -27,6 +28,10 @@ type cpuSampler struct {
 	threads  map[int]*perfRing
 	lastScan time.Time
 	lost     uint64 // samples the kernel dropped: a ring was full
+	// Threads the last scan could not open a counter for (out of
+	// descriptors, say), and why.
+	unsampled int
+	lastErr   error
 }
 
 type perfRing struct {
@@ -99,7 +104,11 @@ func newCPUSampler(period time.Duration) (*cpuSampler, error) {
 }
 
 func (s *cpuSampler) describe() string {
-	return fmt.Sprintf("perf events (task clock, every %v of CPU time per thread), %d threads, %d samples lost", s.period, len(s.threads), s.lost)
+	d := fmt.Sprintf("perf events (task clock, every %v of CPU time per thread), %d threads, %d samples lost", s.period, len(s.threads), s.lost)
+	if s.unsampled > 0 {
+		d += fmt.Sprintf(", %d threads not sampled (%v)", s.unsampled, s.lastErr)
+	}
+	return d
 }
 
 // scan opens a counter for each thread not yet sampled, and marks those
@@ -117,6 +126,7 @@ func (s *cpuSampler) scan() error {
 		return err
 	}
 	live := make(map[int]bool, len(names))
+	s.unsampled = 0
 	for _, n := range names {
 		tid, err := strconv.Atoi(n)
 		if err != nil {
@@ -130,6 +140,10 @@ func (s *cpuSampler) scan() error {
 		if err != nil {
 			if len(s.threads) == 0 {
 				return err
+			}
+			if !errors.Is(err, syscall.ESRCH) { // not a thread that just exited
+				s.unsampled++
+				s.lastErr = err
 			}
 			continue
 		}

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"os"
 	"runtime"
 	"strings"
 	"syscall"
@@ -74,4 +75,36 @@ func TestCPUSamplerThreads(t *testing.T) {
 		t.Errorf("no sample of the exiting thread's spin among %d", len(samples))
 	}
 	t.Logf("%d samples, %d in spin, %s", len(samples), inSpin, s.describe())
+}
+
+// TestCPUSamplerSaysUnsampled checks that threads the sampler cannot open
+// a counter for (here: out of descriptors) are counted in what
+// jdk.ActiveSetting says of it, not left out silently.
+func TestCPUSamplerSaysUnsampled(t *testing.T) {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip(err)
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip(err)
+	}
+	// Room for the scan's directory, then one counter.
+	low := lim
+	low.Cur = uint64(len(fds)) + 1
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Skip(err)
+	}
+	s, err := newCPUSampler(10 * time.Millisecond)
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	if err != nil {
+		if strings.Contains(err.Error(), "perf_event_open") {
+			t.Skipf("no perf events here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer s.close()
+	if d := s.describe(); s.unsampled == 0 || !strings.Contains(d, "threads not sampled") {
+		t.Errorf("%d threads sampled, %d not; the sampler says %q", len(s.threads), s.unsampled, d)
+	}
 }
