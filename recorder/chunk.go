@@ -15,8 +15,13 @@ import (
 	"github.com/flightrec/flightrec/jfr"
 )
 
-// Event types the flusher writes itself, in the JDK's shapes.
-var rawTypeNames = []string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}
+// Event types the flusher writes itself, in the JDK's layouts
+// (spec.JDKEvents), and the JDK types declared for consumers that join on
+// them though no event of them is written.
+var (
+	rawTypeNames  = append([]string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}, runtimeTypeNames...)
+	declaredTypes = []string{"jdk.OldGarbageCollection", "jdk.YoungGarbageCollection", "jdk.Shutdown"}
+)
 
 type chunkInput struct {
 	start, end int64
@@ -25,6 +30,8 @@ type chunkInput struct {
 	recordings []*Recording
 	settings   map[string]resolved
 	samples    []cpuSample
+	runtime    []jdkRecord
+	sampler    string // the CPU sampler's state, for jdk.ExecutionSample's settings
 	dropped    *batch.Session
 }
 
@@ -64,20 +71,22 @@ func newChunkBuilder(ss *session) *chunkBuilder {
 		keys: map[string]uint64{}, threads: map[uint64][2]string{}}
 }
 
+// kindTypes declares uint16 and uint32 fields one size up: their varints
+// are zero-extended, and `jfr print` ignores @Unsigned (a uint32 4e9 read
+// as an int prints as -294967296). uint8 is written as one raw byte, and
+// uint64 has no wider type: they print as signed beyond 127 and 2^63-1.
 var kindTypes = map[batch.Kind]string{
 	batch.Bool: spec.Boolean, batch.Int8: spec.Byte, batch.Uint8: spec.Byte,
-	batch.Int16: spec.Short, batch.Uint16: spec.Short, batch.Int32: spec.Int, batch.Uint32: spec.Int,
+	batch.Int16: spec.Short, batch.Uint16: spec.Int, batch.Int32: spec.Int, batch.Uint32: spec.Long,
 	batch.Int64: spec.Long, batch.Uint64: spec.Long, batch.Float32: spec.Float, batch.Float64: spec.Double,
 	batch.String: spec.String, batch.Thread: spec.Thread, batch.Time: spec.Long, batch.Func: spec.Method,
 }
 
+var unsignedKinds = map[batch.Kind]bool{batch.Uint8: true, batch.Uint16: true, batch.Uint32: true, batch.Uint64: true}
+
 func contentType(c string) jfr.ContentType {
 	t := spec.ContentTags[c]
 	return jfr.ContentType{Annotation: t[0], Unit: t[1]}
-}
-
-func lf(name, typ, label string, ct jfr.ContentType) jfr.FieldType {
-	return jfr.FieldType{Name: name, Type: typ, Label: label, ContentType: ct}
 }
 
 // metadata rebuilds the metadata when event types were registered.
@@ -100,34 +109,8 @@ func (cb *chunkBuilder) metadata() error {
 			return fmt.Errorf("recorder: internal error: %s got id %d, emitted as %d", d.Name, id, d.ID)
 		}
 	}
-	none := jfr.ContentType{}
-	ms := jfr.ContentTimespan(spec.UnitMilliseconds)
-	bytes := jfr.ContentDataAmount(spec.UnitBytes)
-	raws := []jfr.EventType{
-		{Name: "jdk.ExecutionSample", Label: "Method Profiling Sample", Description: "Snapshot of a running goroutine's stack, from the Go CPU profiler",
-			Category: []string{"Java Virtual Machine", "Profiling"}, StackTrace: true, Fields: []jfr.FieldType{
-				{Name: "sampledThread", Type: spec.Thread, ConstantPool: true, Label: "Thread"},
-				{Name: "state", Type: spec.ThreadState, ConstantPool: true, Label: "Thread State"},
-			}},
-		{Name: "jdk.DataLoss", Label: "Data Loss", Description: "Data could not be recorded: no free buffer",
-			Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
-				lf("amount", spec.Long, "Amount", bytes), lf("total", spec.Long, "Total", bytes),
-				lf("droppedEvents", spec.Long, "Dropped Events", none),
-			}},
-		{Name: "jdk.ActiveRecording", Label: "Flight Recording", Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
-			lf("id", spec.Long, "Id", none), lf("name", spec.String, "Name", none),
-			lf("destination", spec.String, "Destination", none), lf("maxAge", spec.Long, "Max Age", ms),
-			lf("flushInterval", spec.Long, "Flush Interval", ms), lf("maxSize", spec.Long, "Max Size", bytes),
-			lf("recordingStart", spec.Long, "Start Time", jfr.ContentTimestamp(spec.UnitMillisecondsSinceEpoch)),
-			lf("recordingDuration", spec.Long, "Recording Duration", ms),
-		}},
-		{Name: "jdk.ActiveSetting", Label: "Recording Setting", Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
-			lf("id", spec.Long, "Event Id", none), lf("name", spec.String, "Setting Name", none),
-			lf("value", spec.String, "Setting Value", none),
-		}},
-	}
-	for _, et := range raws {
-		if _, err := b.AddEvent(et); err != nil {
+	for _, name := range append(rawTypeNames, declaredTypes...) {
+		if _, err := b.AddJDKEvent(name); err != nil {
 			return err
 		}
 	}
@@ -457,10 +440,13 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			p.err = w.WriteEvent(cb.raw[name], append([]jfr.Value{jfr.IntValue(jfr.KindLong, in.end)}, vals...))
 		}
 	}
+	cb.writeRuntime(p, in)
 	if len(in.samples) > 0 && at("jdk.ExecutionSample") {
 		if _, ok := ch.threads[sampleThread]; !ok {
 			ch.threads[sampleThread] = struct{}{}
-			p.add(spec.ThreadState, 1, jfr.StringValue("STATE_RUNNABLE"))
+			for k, name := range spec.ThreadStates {
+				p.add(spec.ThreadState, k, jfr.StringValue(name))
+			}
 			p.add(spec.Thread, sampleThread, jfr.StructValue(p.c[spec.Thread], jfr.StringValue("Go CPU profiler"), jfr.IntValue(jfr.KindLong, 0),
 				jfr.StringValue("goroutines (CPU profile)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(p.c[spec.ThreadGroup], 0)))
 		}
@@ -471,7 +457,8 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			}
 			if p.err == nil {
 				p.err = w.WriteEvent(cb.raw["jdk.ExecutionSample"], []jfr.Value{jfr.IntValue(jfr.KindLong, s.ticks),
-					jfr.RefValue(p.c[spec.StackTrace], key), jfr.RefValue(p.c[spec.Thread], sampleThread), jfr.RefValue(p.c[spec.ThreadState], 1)})
+					jfr.RefValue(p.c[spec.Thread], sampleThread), jfr.RefValue(p.c[spec.StackTrace], key),
+					jfr.RefValue(p.c[spec.ThreadState], spec.StateRunnable)})
 			}
 		}
 	}
@@ -491,7 +478,7 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			if r.cfg.ring {
 				dest = "memory (ring)"
 			}
-			ev("jdk.ActiveRecording", jfr.IntValue(jfr.KindLong, r.id), jfr.StringValue(r.cfg.name), jfr.StringValue(dest),
+			ev("jdk.ActiveRecording", noDuration, noThread, noStack, jfr.IntValue(jfr.KindLong, r.id), jfr.StringValue(r.cfg.name), jfr.StringValue(dest),
 				jfr.IntValue(jfr.KindLong, r.cfg.maxAge.Milliseconds()), jfr.IntValue(jfr.KindLong, flushInterval.Milliseconds()),
 				jfr.IntValue(jfr.KindLong, r.cfg.maxSize), jfr.IntValue(jfr.KindLong, r.start.UnixMilli()),
 				jfr.IntValue(jfr.KindLong, time.Since(r.start).Milliseconds()))
@@ -506,7 +493,7 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		for _, c := range cb.md.EventTypes() {
 			v, on := in.settings[c.Name]
 			set := func(name, val string) {
-				ev("jdk.ActiveSetting", jfr.IntValue(jfr.KindLong, ids[c.Name]), jfr.StringValue(name), jfr.StringValue(val))
+				ev("jdk.ActiveSetting", noDuration, noThread, noStack, jfr.IntValue(jfr.KindLong, ids[c.Name]), jfr.StringValue(name), jfr.StringValue(val))
 			}
 			set("enabled", fmt.Sprint(on))
 			if on {
@@ -514,6 +501,9 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 				set("stackTrace", fmt.Sprint(v.stack))
 				if v.period > 0 {
 					set("period", fmt.Sprintf("%d ms", v.period.Milliseconds()))
+				}
+				if c.Name == "jdk.ExecutionSample" && in.sampler != "" {
+					set("sampler", in.sampler)
 				}
 			}
 		}

@@ -23,7 +23,8 @@ func eventType(d *batch.Desc) jfr.EventType {
 		Timed: d.Timed, Thread: true, StackTrace: true}
 	for _, f := range d.Fields {
 		et.Fields = append(et.Fields, jfr.FieldType{Name: f.Name, Type: kindTypes[f.Kind], Label: f.Label, Description: f.Description,
-			ContentType: contentType(f.Content), ConstantPool: f.Kind == batch.Thread || f.Kind == batch.Func})
+			ContentType: contentType(f.Content), ConstantPool: f.Kind == batch.Thread || f.Kind == batch.Func,
+			Unsigned: unsignedKinds[f.Kind]})
 	}
 	return et
 }

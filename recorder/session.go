@@ -245,12 +245,10 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 			return
 		}
 	}
-	// A timed or requested flush takes the CPU samples so far; one on
-	// size leaves a young profile running.
-	flush := func(req flushReq, timed bool) {
+	flush := func(req flushReq) {
 		drain()
 		s.Live(cur.copyLive)
-		jobs <- ss.prepareChunk(s, cur, req, timed)
+		jobs <- ss.prepareChunk(s, cur, req)
 		// Take the other gathering back: this waits only while the
 		// previous flush is still being written.
 		cur = <-spare
@@ -266,14 +264,14 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		case <-s.Wake:
 			drain()
 			if cur.size >= size || len(cur.held) >= holdLimit {
-				flush(flushReq{}, false)
+				flush(flushReq{})
 			}
 		case <-tick.C:
-			flush(flushReq{}, true)
+			flush(flushReq{})
 		case req := <-requests:
-			flush(req, true)
+			flush(req)
 		case <-stop:
-			flush(flushReq{cut: true}, true)
+			flush(flushReq{cut: true})
 			s.Release()
 			return
 		}
@@ -409,7 +407,7 @@ func (ss *session) chunkLimits() (time.Duration, int64) {
 
 // prepareChunk takes what a flush holds besides the gathered records
 // (recordings, settings, CPU samples).
-func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq, force bool) chunkJob {
+func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq) chunkJob {
 	end := clock.Now()
 	ss.mu.Lock()
 	recordings := slices.Clone(ss.recordings)
@@ -421,13 +419,15 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq, 
 	rt := ss.runtime
 	ss.mu.Unlock()
 	var samples []cpuSample
+	var runtimeRecs []jdkRecord
+	var sampler string
 	if rt != nil {
-		samples = rt.takeSamples(force)
+		samples, runtimeRecs, sampler = rt.take()
 	}
 	age, size := ss.chunkLimits()
 	return chunkJob{in: chunkInput{
 		start: start, end: end, clock: startClock, recs: recs, recordings: recordings, settings: merged,
-		samples: samples, dropped: s,
+		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s,
 	}, req: req, maxAge: age, maxSize: size}
 }
 

@@ -32,14 +32,14 @@ func Bool(b bool) *bool { return &b }
 func Duration(d time.Duration) *time.Duration { return &d }
 
 // Preset returns the settings "default" (cheap enough to leave on: no
-// stack traces on custom events, CPU samples every 20 ms) or "profile"
-// (stack traces on custom events, CPU samples every 10 ms, runtime metrics
-// every 500 ms).
+// stack traces on custom events, no CPU samples) or "profile" (stack
+// traces on custom events, CPU samples every 10 ms of a thread's CPU time,
+// runtime metrics every 500 ms).
 func Preset(name string) (Settings, error) {
 	switch name {
 	case "default":
 		return Settings{
-			"jdk.ExecutionSample":      {Enabled: Bool(true), Period: Duration(20 * time.Millisecond)},
+			"jdk.ExecutionSample":      {Enabled: Bool(false), Period: Duration(20 * time.Millisecond)},
 			"jdk.CPULoad":              {Enabled: Bool(true), Period: Duration(time.Second)},
 			"jdk.JavaThreadStatistics": {Enabled: Bool(true), Period: Duration(time.Second)},
 			"go.RuntimeMetric":         {Enabled: Bool(true), Period: Duration(time.Second)},
