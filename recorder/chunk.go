@@ -389,10 +389,10 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		ch.reset(in.start)
 	}
 	if v := batch.NamesVersion(); v != cb.namesVersion {
-		// A goroutine was named since: look the names up again, and
-		// write its thread again at this flushpoint.
+		// A goroutine was named since: look the names up again. A
+		// thread already in this chunk keeps its constant (a key has
+		// one value in a chunk), so the new name shows from the next.
 		clear(cb.threads)
-		clear(ch.threads)
 		cb.namesVersion = v
 	}
 	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: ch.added,

@@ -349,7 +349,7 @@ func TestDataLossAmount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Stop()
-	big := strings.Repeat("x", batch.BufferSize/2+100)
+	big := strings.Repeat("x", batch.MaxEventSize+100) // never fits a buffer
 	const n = 3
 	for range n {
 		var ev counted

@@ -35,7 +35,7 @@ func TestRenameShows(t *testing.T) {
 	for _, name := range []string{"", "first", "second"} {
 		step <- name
 		<-done
-		theSession.flushNow()
+		theSession.cutNow() // a name change shows in the next chunk
 	}
 	close(step)
 	<-done
