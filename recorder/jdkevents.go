@@ -24,6 +24,10 @@ func (cb *chunkBuilder) writeRuntime(p *pools, in chunkInput) {
 		class string
 		enum  map[uint64]string
 	}{{spec.GCName, spec.GCNames}, {spec.GCCause, spec.GCCauses}, {spec.GCWhen, spec.GCWhens}} {
+		if p.added[e.class] {
+			continue // in the chunk since an earlier flushpoint
+		}
+		p.added[e.class] = true
 		c := cb.md.ClassByName(e.class)
 		for k, v := range e.enum {
 			if p.err == nil {
