@@ -374,16 +374,31 @@ func writeSummaryJSON(w io.Writer, pid int, sums []probe.Summary) error {
 	return enc.Encode(doc)
 }
 
-// recording writes probed calls to a JFR file; its zero value writes
-// nothing.
-type probeRecording struct{}
+// probeRecording writes probed calls to a JFR file with --out, and does
+// nothing without it.
+type probeRecording struct{ w *probe.JFRWriter }
 
 func newRecording(path string, s *probe.Session) (*probeRecording, error) {
-	if path != "" {
-		return nil, errors.New("--out is not implemented yet")
+	if path == "" {
+		return &probeRecording{}, nil
 	}
-	return &probeRecording{}, nil
+	w, err := probe.CreateJFR(path, s)
+	if err != nil {
+		return nil, err
+	}
+	return &probeRecording{w}, nil
 }
 
-func (r *probeRecording) Write(c *probe.Call) error        { return nil }
-func (r *probeRecording) Close(sums []probe.Summary) error { return nil }
+func (r *probeRecording) Write(c *probe.Call) error {
+	if r.w == nil {
+		return nil
+	}
+	return r.w.Write(c)
+}
+
+func (r *probeRecording) Close(sums []probe.Summary) error {
+	if r.w == nil {
+		return nil
+	}
+	return r.w.Close(sums)
+}
