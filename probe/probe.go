@@ -157,6 +157,9 @@ func unknownFunc(bin *gobin.Binary, name string) error {
 			hint = "; did you mean " + strings.Join(near, ", ") + "?"
 		}
 	}
+	if hint == "" && !bin.HasDWARF() {
+		hint = " (the executable has no DWARF to tell whether it was inlined)"
+	}
 	return fmt.Errorf("%w %s in %s%s", ErrUnknownFunc, name, bin.Path, hint)
 }
 
@@ -169,7 +172,8 @@ func Attach(pid int, opts Options) (*Session, error) {
 	}
 	bin, err := gobin.Open(exe)
 	if err != nil {
-		return nil, err
+		target, _ := os.Readlink(exe)
+		return nil, fmt.Errorf("PID %d (%s): %w", pid, target, errors.Unwrap(err))
 	}
 	s, err := attach(pid, bin, opts)
 	if err != nil {

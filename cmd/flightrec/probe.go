@@ -53,6 +53,8 @@ var probeCmd = &cli.Command{
 	Name:      "probe",
 	UsageLine: "probe [flags] -p PID FUNC... | probe [flags] FUNC... -- PROGRAM [ARG...] | probe --list (-p PID | BINARY) [PATTERN]",
 	Short:     "count and time calls of a running Go program with eBPF uprobes",
+	// FUNC... -- PROGRAM ARG...: the "--" separates the two.
+	KeepDashDash: true,
 	Long: `
 Probe attaches eBPF uprobes to functions of a running, unmodified Go program
 (linux/amd64, built by Go 1.21 or later, with or without symbols and DWARF)
@@ -249,7 +251,7 @@ func probeRun(ctx context.Context, env *cli.Env, o probeFlags, funcs, program []
 		return fmt.Errorf("%s: %w", o.out, werr)
 	}
 	if o.json {
-		return writeSummaryJSON(env.Stdout, pid, sums)
+		return writeSummaryJSON(env.Stdout, pid, sums, !o.trace)
 	}
 	writeSummaryText(env.Stdout, sums)
 	return nil
@@ -335,7 +337,9 @@ func writeSummaryText(w io.Writer, sums []probe.Summary) {
 
 func ns(v uint64) string { return time.Duration(v).String() }
 
-func writeSummaryJSON(w io.Writer, pid int, sums []probe.Summary) error {
+// writeSummaryJSON writes the final summary document, on one line when it
+// follows --trace lines.
+func writeSummaryJSON(w io.Writer, pid int, sums []probe.Summary, indent bool) error {
 	type dur struct {
 		Min      uint64      `json:"min"`
 		Mean     uint64      `json:"mean"`
@@ -370,7 +374,9 @@ func writeSummaryJSON(w io.Writer, pid int, sums []probe.Summary) error {
 		doc.Probes = append(doc.Probes, p)
 	}
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if indent {
+		enc.SetIndent("", "  ")
+	}
 	return enc.Encode(doc)
 }
 

@@ -201,9 +201,9 @@ func (b *Binary) Code(fn *Func) ([]byte, error) {
 	return nil, fmt.Errorf("%s: code at %#x is in no executable section", fn.Name, fn.Entry)
 }
 
-// Similar returns up to max function names close to name (same last
-// element, or a small edit distance), closest first: suggestions for a
-// name that matched nothing.
+// Similar returns up to max of the function names closest to name (by
+// edit distance, the last element weighing most): suggestions for a name
+// that matched nothing.
 func (b *Binary) Similar(name string, max int) []string {
 	type cand struct {
 		name string
@@ -224,7 +224,7 @@ func (b *Binary) Similar(name string, max int) []string {
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
 	var out []string
 	for _, c := range cs {
-		if len(out) == max {
+		if len(out) == max || c.d > cs[0].d {
 			break
 		}
 		out = append(out, c.name)
@@ -246,6 +246,8 @@ func lastElem(name string) string {
 	return name
 }
 
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and transpositions of neighbours cost 1.
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		if a == b {
@@ -253,6 +255,7 @@ func editDistance(a, b string) int {
 		}
 		return 1 << 20
 	}
+	var pprev []int
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -266,7 +269,11 @@ func editDistance(a, b string) int {
 				c++
 			}
 			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pprev[j-2]+1)
+			}
 		}
+		pprev = append(pprev[:0], prev...)
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]

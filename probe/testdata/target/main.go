@@ -36,7 +36,14 @@ func grow(depth int) int {
 //go:noinline
 func tiny(x int) int { return x + 1 }
 
-func double(x int) int { return 2 * x } // inlined into main.loop
+// double is inlined into main.loop (and has code there: the panic).
+func double(x int) int {
+	y := 2 * x
+	if y < 0 {
+		panic("negative")
+	}
+	return y
+}
 
 //go:noinline
 func loop(n int) int {
