@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -62,6 +63,27 @@ func goid() int {
 	return id
 }
 
+// handle is the benchmark's probed function: small (a few ns), with a
+// frame and a stack-bound check because of its call, and two RETs.
+//
+//go:noinline
+func handle(n int) int {
+	if n%7 == 0 {
+		return sink(n)
+	}
+	return n + 1
+}
+
+//go:noinline
+func sink(n int) int { return n * 3 }
+
+// threadCPU returns the CPU time (user and system) of the current thread.
+func threadCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
 func main() {
 	mode := os.Args[1]
 	fmt.Println("ready")
@@ -108,6 +130,19 @@ func main() {
 			ok = ok && r == d*(d+1)/2
 		}
 		fmt.Printf("calls %d ok %v\n", g*(d+1), ok)
+	case "bench": // bench N: call handle N times, print the wall and CPU ns it took
+		n, _ := strconv.Atoi(os.Args[2])
+		// The loop's thread's CPU time includes the kernel's uprobe work
+		// and, unlike wall time, not the time other processes run.
+		runtime.LockOSThread()
+		cpu0 := threadCPU()
+		start := time.Now()
+		s := 0
+		for i := 0; i < n; i++ {
+			s += handle(i)
+		}
+		wall := time.Since(start).Nanoseconds()
+		fmt.Printf("ns %d cpu %d sum %d\n", wall, threadCPU()-cpu0, s)
 	case "spin": // spin: call tiny in a loop until stdin closes, then report
 		stop := make(chan struct{})
 		go func() {
