@@ -39,6 +39,9 @@ type Options struct {
 	Sample uint32
 	// RingSize is the ring buffer's size in bytes (8 MiB when 0).
 	RingSize int
+	// Where keeps only the calls it matches (see ParseWhere); it implies
+	// Args and Records, and the summary then counts the matching records.
+	Where string
 }
 
 // Errors a session may wrap.
@@ -59,6 +62,7 @@ type Probe struct {
 	mu       sync.Mutex
 	durs     Durations
 	received uint64
+	matched  map[uint64]uint64 // per goroutine, with --where
 }
 
 // Kind returns "call" or "entry".
@@ -78,6 +82,7 @@ type Session struct {
 	Uprobes int
 
 	opts   Options
+	where  *Where
 	bpf    *bpf.Session
 	progs  []*ebpf.Program
 	links  []link.Link
@@ -188,6 +193,19 @@ func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	var where *Where
+	if opts.Where != "" {
+		names := map[string]bool{}
+		for _, p := range probes {
+			for _, prm := range p.Params {
+				names[prm.Name] = true
+			}
+		}
+		if where, err = ParseWhere(opts.Where, names); err != nil {
+			return nil, err
+		}
+		opts.Args, opts.Records = true, true
+	}
 	goidOff, err := bin.GoidOffset()
 	if err != nil {
 		return nil, err
@@ -219,7 +237,7 @@ func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
 	if ring == 0 {
 		ring = 8 << 20
 	}
-	s := &Session{PID: pid, Binary: bin, Probes: probes, opts: opts}
+	s := &Session{PID: pid, Binary: bin, Probes: probes, opts: opts, where: where}
 	s.bpf, err = bpf.NewSession(layout, goidOff, len(probes), ring)
 	if err != nil {
 		return nil, err
@@ -411,10 +429,19 @@ func (s *Session) consume(stop <-chan struct{}, onCall func(*Call)) error {
 		}
 		p := s.Probes[r.Probe]
 		c := s.call(p, &r)
+		if s.where != nil && !s.where.Match(c) {
+			continue
+		}
 		p.mu.Lock()
 		p.received++
 		if r.Return {
 			p.durs.Add(r.End - r.Start)
+		}
+		if s.where != nil {
+			if p.matched == nil {
+				p.matched = map[uint64]uint64{}
+			}
+			p.matched[r.Goid]++
 		}
 		p.mu.Unlock()
 		if onCall != nil {
@@ -516,6 +543,18 @@ func (s *Session) Summaries() ([]Summary, error) {
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("reading call counts: %w", err)
+	}
+	if s.where != nil {
+		// Only the matching calls count; the kernel counted them all.
+		for i, p := range s.Probes {
+			p.mu.Lock()
+			out[i].Calls, out[i].Goroutines = 0, map[uint64]uint64{}
+			for g, n := range p.matched {
+				out[i].Goroutines[g] = n
+				out[i].Calls += n
+			}
+			p.mu.Unlock()
+		}
 	}
 	return out, nil
 }

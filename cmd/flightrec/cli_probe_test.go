@@ -252,6 +252,7 @@ func TestProbeErrors(t *testing.T) {
 		{[]string{"-p", "999999999", "main.work"}, "PID 999999999: no such process"},
 		{[]string{"-p", fmt.Sprint(sleeper.Process.Pid), "main.main"}, "not a Go executable"},
 		{[]string{"--list", "/bin/sh"}, "/bin/sh: not a Go executable"},
+		{[]string{"-p", pid, "--where", "n % == 3", "main.work"}, `--where "n % == 3": at offset 4: unexpected "=="`},
 	} {
 		code, stdout, stderr := runCmd(t, append([]string{"probe"}, c.args...)...)
 		e := string(stderr)

@@ -30,6 +30,7 @@ type probeFlags struct {
 	stack    bool
 	sample   uint
 	out      string
+	where    string
 }
 
 func readProbeFlags(fs *flag.FlagSet) probeFlags {
@@ -46,6 +47,7 @@ func readProbeFlags(fs *flag.FlagSet) probeFlags {
 		stack:    get("stack").(bool),
 		sample:   get("sample").(uint),
 		out:      get("out").(string),
+		where:    get("where").(string),
 	}
 }
 
@@ -72,6 +74,18 @@ as before, and prints per probe the calls, the calls per goroutine, the
 duration min/mean/p50/p99/max (p50 and p99 within 1/64) and a log2
 histogram of durations in nanoseconds.
 
+--where EXPR keeps only the calls matching EXPR, over argument and result
+names (as DWARF has them; unnamed results are ~r0, ~r1...) and duration:
+integer, float and string constants, durations with units (2ms), + - * / %,
+comparisons, &&, || and !. It is evaluated in user space on each call's
+record, so it implies --args; the summary then counts the matching calls.
+--sample N keeps the record of one call in N (a random draw in the
+kernel); the counts stay exact.
+
+--out FILE.jfr writes every call as a JFR event flightrec.probe.<function>
+(start, duration, the goroutine as thread, arguments and results as
+fields, the stack with --stack), on the recorder's clock.
+
 --list prints the functions of the program (from .gopclntab) matching
 PATTERN, with their entry address and size.
 
@@ -89,6 +103,7 @@ it run, so its first calls are seen.`,
 		fs.Bool("stack", false, "capture the goroutine's stack of each call")
 		fs.Uint("sample", 0, "keep the record of one call in `N` (counts stay exact)")
 		fs.String("out", "", "write every call as a JFR event to `FILE.jfr`")
+		fs.String("where", "", "keep only the calls matching `EXPR` (e.g. 'duration > 2ms && n % 7 == 3')")
 	},
 	Run: func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 		o := readProbeFlags(fs)
@@ -162,6 +177,7 @@ func probeRun(ctx context.Context, env *cli.Env, o probeFlags, funcs, program []
 		Stack:   o.stack,
 		Records: o.trace || o.out != "",
 		Sample:  uint32(o.sample),
+		Where:   o.where,
 	}
 	var child *probe.Child
 	pid := o.pid
