@@ -123,7 +123,7 @@ func (d *Durations) Log2() []HistBucket {
 func writeHist(w io.Writer, h []HistBucket) {
 	var maxCount uint64
 	labels := make([]string, len(h))
-	width := 0
+	width := 16 // bpftrace's label column
 	for i, b := range h {
 		maxCount = max(maxCount, b.Count)
 		if b.Hi-b.Lo <= 1 {
@@ -139,7 +139,7 @@ func writeHist(w io.Writer, h []HistBucket) {
 		if maxCount > 0 {
 			n = int(b.Count * barWidth / maxCount)
 		}
-		fmt.Fprintf(w, "%-*s %8d |%s%s|\n", width, labels[i], b.Count, strings.Repeat("@", n), strings.Repeat(" ", barWidth-n))
+		fmt.Fprintf(w, "%-*s%8d |%s%s|\n", width, labels[i], b.Count, strings.Repeat("@", n), strings.Repeat(" ", barWidth-n))
 	}
 }
 
