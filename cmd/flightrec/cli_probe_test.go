@@ -200,7 +200,7 @@ func TestProbeTraceJSON(t *testing.T) {
 	// between the target's output and ours).
 	calls := 0
 	for _, l := range lines {
-		if !strings.HasPrefix(l, `{"args"`) {
+		if !strings.HasPrefix(l, `{"func":"main.work","goroutine":`) {
 			continue
 		}
 		var c struct {

@@ -297,53 +297,53 @@ func traceLine(c *probe.Call) string {
 	return line
 }
 
-func traceJSON(s *probe.Session, c *probe.Call) map[string]any {
-	m := map[string]any{
-		"func":      c.Probe.Func,
-		"goroutine": c.Goid,
-		"time":      c.Start.UTC().Format(time.RFC3339Nano),
-	}
+// traceRecord is one --trace --json line, its keys in the issue's order.
+type traceRecord struct {
+	Func       string         `json:"func"`
+	Goroutine  uint64         `json:"goroutine"`
+	Time       string         `json:"time"`
+	DurationNS *int64         `json:"duration_ns,omitempty"`
+	Args       map[string]any `json:"args,omitempty"`
+	Results    map[string]any `json:"results,omitempty"`
+	Stack      []string       `json:"stack,omitempty"`
+}
+
+func traceJSON(s *probe.Session, c *probe.Call) traceRecord {
+	r := traceRecord{Func: c.Probe.Func, Goroutine: c.Goid, Time: c.Start.UTC().Format(time.RFC3339Nano)}
 	if !c.End.IsZero() {
-		m["duration_ns"] = c.Duration().Nanoseconds()
+		d := c.Duration().Nanoseconds()
+		r.DurationNS = &d
 	}
 	if c.Args != nil || c.Results != nil {
-		args := map[string]any{}
+		r.Args = map[string]any{}
 		for _, a := range c.Args {
-			args[a.Param.Name] = a.JSON()
+			r.Args[a.Param.Name] = a.JSON()
 		}
-		m["args"] = args
 		if !c.End.IsZero() {
-			res := map[string]any{}
-			for _, r := range c.Results {
-				res[r.Param.Name] = r.JSON()
+			r.Results = map[string]any{}
+			for _, v := range c.Results {
+				r.Results[v.Param.Name] = v.JSON()
 			}
-			m["results"] = res
 		}
 	}
-	if len(c.Stack) > 0 {
-		var frames []string
-		for _, f := range s.Symbolize(c.Stack) {
-			frames = append(frames, f.String())
-		}
-		m["stack"] = frames
+	for _, f := range s.Symbolize(c.Stack) {
+		r.Stack = append(r.Stack, f.String())
 	}
-	return m
+	return r
 }
 
 func writeSummaryText(w io.Writer, sums []probe.Summary) {
 	for _, s := range sums {
-		fmt.Fprintf(w, "%s (%s): %d calls", s.Func, s.Kind, s.Calls)
-		if s.Dropped > 0 || s.Lost > 0 {
-			fmt.Fprintf(w, ", %d records dropped, %d lost", s.Dropped, s.Lost)
+		fmt.Fprintf(w, "%s (%s): %d calls, %d dropped\n", s.Func, s.Kind, s.Calls, s.Dropped+s.Lost)
+		if len(s.Goroutines) > 0 {
+			fmt.Fprintf(w, "  %-12s %12s\n", "goroutine", "calls")
 		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  %-12s %12s\n", "goroutine", "calls")
 		for _, g := range probe.SortedGoroutines(s.Goroutines) {
 			fmt.Fprintf(w, "  %-12d %12d\n", g, s.Goroutines[g])
 		}
 		if d := s.Durations; d != nil && d.N > 0 {
-			fmt.Fprintf(w, "  duration     %10s %10s %10s %10s %10s\n", "min", "mean", "p50", "p99", "max")
-			fmt.Fprintf(w, "  %-12s %10s %10s %10s %10s %10s\n", "", ns(d.Min), ns(d.Mean()), ns(d.Quantile(0.5)), ns(d.Quantile(0.99)), ns(d.Max))
+			fmt.Fprintf(w, "  duration: min %s, mean %s, p50 %s, p99 %s, max %s\n",
+				ns(d.Min), ns(d.Mean()), ns(d.Quantile(0.5)), ns(d.Quantile(0.99)), ns(d.Max))
 			fmt.Fprintln(w, "  @ns:")
 			probe.WriteHist(w, d.Log2())
 		}
