@@ -374,7 +374,7 @@ func (j *JFRWriter) stack(pcs []uint64) jfr.Value {
 				continue
 			}
 			frames = append(frames, jfr.StructValue(j.c[spec.StackFrame], j.method(f.Func),
-				jfr.IntValue(jfr.KindInt, 0), jfr.IntValue(jfr.KindInt, int64(f.Offset)), compiled))
+				jfr.IntValue(jfr.KindInt, int64(f.Line)), jfr.IntValue(jfr.KindInt, int64(f.Offset)), compiled))
 		}
 		return j.add(spec.StackTrace, k, jfr.StructValue(j.c[spec.StackTrace],
 			jfr.BoolValue(len(pcs) >= j.s.bpf.Layout.StackDepth), jfr.ArrayValue(j.c[spec.StackFrame], frames...)))

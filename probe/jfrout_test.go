@@ -122,6 +122,9 @@ func TestJFROut(t *testing.T) {
 		if names[0] != "work" || names[1] != "main.func1" {
 			t.Fatalf("stack %v, want work called by main.func1", names)
 		}
+		if line, _ := frames.Index(0).Field("lineNumber"); line.Int() < 17 || line.Int() > 25 {
+			t.Fatalf("main.work's frame at line %d", line.Int())
+		}
 	}
 	if n != 1000 || len(perG) != 2 {
 		t.Errorf("%d events on goroutines %v, want 1000 on 2", n, perG)

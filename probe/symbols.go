@@ -16,6 +16,7 @@ type Frame struct {
 	Func   string
 	PC     uint64
 	Offset uint64 // from the function's entry
+	Line   int    // source line, 0 when unknown
 }
 
 // Symbolize names the PCs of a captured stack with the target's
@@ -33,6 +34,7 @@ func (s *Session) Symbolize(pcs []uint64) []Frame {
 		j := sort.Search(len(fns), func(j int) bool { return fns[j].Entry > pc }) - 1
 		if j >= 0 && pc < fns[j].End {
 			f.Func, f.Offset = fns[j].Name, f.PC-s.loadBias-fns[j].Entry
+			_, f.Line = s.Binary.Line(pc)
 		}
 		out = append(out, f)
 	}
@@ -77,10 +79,13 @@ func loadBiasOf(pid int, bin *gobin.Binary) uint64 {
 	return 0
 }
 
-// String renders a frame as "func+0xoff" (or the address).
+// String renders a frame as "func:line", "func+0xoff" or the address.
 func (f Frame) String() string {
 	if f.Func == "" {
 		return fmt.Sprintf("%#x", f.PC)
+	}
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d", f.Func, f.Line)
 	}
 	return fmt.Sprintf("%s+%#x", f.Func, f.Offset)
 }

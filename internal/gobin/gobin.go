@@ -29,6 +29,7 @@ type Binary struct {
 	Funcs     []Func // sorted by name
 
 	elf    *elf.File
+	tab    *gosym.Table
 	dwarf  *dwarf.Data // nil when stripped
 	byName map[string]*Func
 }
@@ -67,6 +68,7 @@ func load(path string, f *elf.File) (*Binary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing .gopclntab: %w", err)
 	}
+	b.tab = tab
 	for _, fn := range tab.Funcs {
 		b.Funcs = append(b.Funcs, Func{Name: fn.Name, Entry: fn.Entry, End: fn.End})
 	}
@@ -116,6 +118,13 @@ func (b *Binary) FirstLoad() uint64 {
 		}
 	}
 	return 0
+}
+
+// Line returns the source file and line of pc (a link-time address), from
+// the pclntab; line 0 when unknown.
+func (b *Binary) Line(pc uint64) (file string, line int) {
+	file, line, _ = b.tab.PCToLine(pc)
+	return file, line
 }
 
 // Close releases the file.
