@@ -58,10 +58,13 @@ type Probe struct {
 	Params  []*Param
 	Entry   uint64   // address of the entry probe
 	Returns []uint64 // addresses of the return probes
+	// KernelWhere is the part of --where the kernel evaluates for this
+	// probe ("" if none).
+	KernelWhere string
 
 	mu       sync.Mutex
 	durs     Durations
-	received uint64
+	received uint64            // records that arrived
 	matched  map[uint64]uint64 // per goroutine, with --where
 }
 
@@ -294,22 +297,22 @@ func (s *Session) place() error {
 				spec.ArgStrings = append(spec.ArgStrings, c)
 			}
 		}
-		entry, err := s.bpf.EntryProgram(spec)
+		if s.where != nil {
+			spec.Filter, p.KernelWhere = s.where.kernelPart(p)
+		}
+		entry, ret, err := s.programs(spec)
+		if err != nil && spec.Filter != nil {
+			// A kernel without signed division (before 6.6) rejects
+			// the filter: leave it all to user space.
+			spec.Filter, p.KernelWhere = nil, ""
+			entry, ret, err = s.programs(spec)
+		}
 		if err != nil {
 			return err
 		}
-		s.progs = append(s.progs, entry)
 		if err := s.uprobe(ex, entry, p.Entry); err != nil {
 			return fmt.Errorf("%s: %w", p.Func, err)
 		}
-		if !p.Call {
-			continue
-		}
-		ret, err := s.bpf.ReturnProgram(spec)
-		if err != nil {
-			return err
-		}
-		s.progs = append(s.progs, ret)
 		for _, addr := range p.Returns {
 			if err := s.uprobe(ex, ret, addr); err != nil {
 				return fmt.Errorf("%s: %w", p.Func, err)
@@ -317,6 +320,25 @@ func (s *Session) place() error {
 		}
 	}
 	return nil
+}
+
+// programs loads the entry program of spec and, for a call probe, its
+// return program.
+func (s *Session) programs(spec *bpf.ProbeSpec) (entry, ret *ebpf.Program, err error) {
+	entry, err = s.bpf.EntryProgram(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if spec.Call {
+		ret, err = s.bpf.ReturnProgram(spec)
+		if err != nil {
+			entry.Close()
+			return nil, nil, err
+		}
+		s.progs = append(s.progs, ret)
+	}
+	s.progs = append(s.progs, entry)
+	return entry, ret, nil
 }
 
 func (s *Session) uprobe(ex *link.Executable, prog *ebpf.Program, addr uint64) error {
@@ -429,11 +451,13 @@ func (s *Session) consume(stop <-chan struct{}, onCall func(*Call)) error {
 		}
 		p := s.Probes[r.Probe]
 		c := s.call(p, &r)
+		p.mu.Lock()
+		p.received++
+		p.mu.Unlock()
 		if s.where != nil && !s.where.Match(c) {
 			continue
 		}
 		p.mu.Lock()
-		p.received++
 		if r.Return {
 			p.durs.Add(r.End - r.Start)
 		}
@@ -494,6 +518,13 @@ func watchExit(pid int, exited chan<- struct{}) {
 			return
 		}
 	}
+}
+
+// Received returns how many records of p reached user space.
+func (p *Probe) Received() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.received
 }
 
 // Summary of one probe.

@@ -7,10 +7,15 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/flightrec/flightrec/internal/bpf"
 )
 
 // Where is a compiled --where predicate over a call's arguments, results
-// and duration. It is evaluated in user space on each call's record.
+// and duration. Its top-level conjuncts over integer and boolean values
+// are also compiled into the BPF programs, so that records they reject
+// never reach user space; the whole predicate is then evaluated in user
+// space on each record that arrives.
 type Where struct {
 	src  string
 	root node
@@ -390,4 +395,122 @@ func parseNumber(tok string) (value, error) {
 		return value{kind: 'i', i: int64(d)}, nil
 	}
 	return value{}, fmt.Errorf("bad number %s", tok)
+}
+
+// KernelPart returns the part of the predicate the kernel evaluates for
+// probe p, as source text, or "" when it all runs in user space.
+func (w *Where) kernelPart(p *Probe) (*bpf.Expr, string) {
+	var exprs []*bpf.Expr
+	var srcs []string
+	for _, n := range conjuncts(w.root) {
+		if e, kind, ok := kernelNode(n, p); ok && kind == 'b' {
+			exprs = append(exprs, e)
+			srcs = append(srcs, nodeString(n))
+		}
+	}
+	if len(exprs) == 0 {
+		return nil, ""
+	}
+	e := exprs[0]
+	for _, x := range exprs[1:] {
+		e = &bpf.Expr{Op: "&&", X: e, Y: x}
+	}
+	return e, strings.Join(srcs, " && ")
+}
+
+// conjuncts splits the top-level && chain.
+func conjuncts(n node) []node {
+	if b, ok := n.(binaryNode); ok && b.op == "&&" {
+		return append(conjuncts(b.x), conjuncts(b.y)...)
+	}
+	return []node{n}
+}
+
+// kernelNode translates n for the kernel when it only involves integers
+// and booleans the record holds; kind is 'i' or 'b'. Its meaning matches
+// the user-space evaluation exactly.
+func kernelNode(n node, p *Probe) (*bpf.Expr, byte, bool) {
+	switch n := n.(type) {
+	case constNode:
+		switch n.v.kind {
+		case 'i':
+			return &bpf.Expr{Op: "const", Val: n.v.i}, 'i', true
+		case 'b':
+			v := int64(0)
+			if n.v.b {
+				v = 1
+			}
+			return &bpf.Expr{Op: "const", Val: v}, 'b', true
+		}
+	case identNode:
+		if n.name == "duration" {
+			return &bpf.Expr{Op: "duration"}, 'i', true
+		}
+		for _, prm := range p.Params {
+			if prm.Name != n.name || prm.OnStack || len(prm.words) != 1 || prm.words[0].reg < 0 || (prm.Result && !p.Call) {
+				continue
+			}
+			op := "arg"
+			if prm.Result {
+				op = "result"
+			}
+			w := prm.words[0]
+			switch prm.Kind() {
+			case "int":
+				return &bpf.Expr{Op: op, Reg: w.reg, Size: w.size}, 'i', true
+			case "bool":
+				// A bool is its register's low byte.
+				return &bpf.Expr{Op: "!=", X: &bpf.Expr{Op: op, Reg: w.reg, Size: 1}, Y: &bpf.Expr{Op: "const", Val: 0}}, 'b', true
+			}
+		}
+	case unaryNode:
+		x, k, ok := kernelNode(n.x, p)
+		switch {
+		case ok && n.op == "-" && k == 'i':
+			return &bpf.Expr{Op: "neg", X: x}, 'i', true
+		case ok && n.op == "!" && k == 'b':
+			return &bpf.Expr{Op: "!", X: x}, 'b', true
+		}
+	case binaryNode:
+		x, kx, okx := kernelNode(n.x, p)
+		y, ky, oky := kernelNode(n.y, p)
+		if !okx || !oky || kx != ky {
+			return nil, 0, false
+		}
+		e := &bpf.Expr{Op: n.op, X: x, Y: y}
+		switch n.op {
+		case "+", "-", "*", "/", "%":
+			return e, 'i', kx == 'i'
+		case "<", "<=", ">", ">=":
+			return e, 'b', kx == 'i'
+		case "==", "!=":
+			return e, 'b', true
+		case "&&", "||":
+			return e, 'b', kx == 'b'
+		}
+	}
+	return nil, 0, false
+}
+
+// nodeString renders n back as source.
+func nodeString(n node) string {
+	switch n := n.(type) {
+	case constNode:
+		switch n.v.kind {
+		case 'i':
+			return strconv.FormatInt(n.v.i, 10)
+		case 'b':
+			return strconv.FormatBool(n.v.b)
+		case 's':
+			return strconv.Quote(n.v.s)
+		}
+		return strconv.FormatFloat(n.v.f, 'g', -1, 64)
+	case identNode:
+		return n.name
+	case unaryNode:
+		return n.op + nodeString(n.x)
+	case binaryNode:
+		return "(" + nodeString(n.x) + " " + n.op + " " + nodeString(n.y) + ")"
+	}
+	return "?"
 }

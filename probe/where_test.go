@@ -2,6 +2,7 @@ package probe
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -72,7 +73,7 @@ func TestWhereErrors(t *testing.T) {
 func TestWhereFilters(t *testing.T) {
 	needProbes(t)
 	tg := startTarget(t, buildTarget(t, ""), "work", "2", "3000")
-	sums, calls, _ := probeRun(t, tg, Options{Funcs: []string{"main.work"}, Where: `n % 3 == 0 && ~r1 == "abc!" && duration > 0`})
+	sums, calls, s := probeRun(t, tg, Options{Funcs: []string{"main.work"}, Where: `n % 3 == 0 && ~r1 == "abc!" && duration > 0`})
 	if sums[0].Calls != 2000 || len(calls) != 2000 || sums[0].Durations.N != 2000 || len(sums[0].Goroutines) != 2 {
 		t.Fatalf("%d calls, %d records, %d durations kept; want 2000", sums[0].Calls, len(calls), sums[0].Durations.N)
 	}
@@ -80,5 +81,46 @@ func TestWhereFilters(t *testing.T) {
 		if c.Args[0].Int%3 != 0 {
 			t.Fatalf("kept work(%d)", c.Args[0].Int)
 		}
+	}
+	// The integer conjuncts ran in the kernel: only matching records
+	// crossed; the string comparison ran in user space.
+	p := s.Probes[0]
+	if p.KernelWhere != "((n % 3) == 0) && (duration > 0)" || p.Received() != 2000 {
+		t.Errorf("kernel part %q, %d records received", p.KernelWhere, p.Received())
+	}
+}
+
+// TestWhereKernelArithmetic checks signed arithmetic, division and modulo
+// compiled for the kernel against Go's on the same values.
+func TestWhereKernelArithmetic(t *testing.T) {
+	needProbes(t)
+	const n = 400
+	expr := "(n * 7 - 1000) / 3 % 5 == -1 || -n > -3 || !(~r0 != 799)"
+	tg := startTarget(t, buildTarget(t, ""), "work", "1", fmt.Sprint(n))
+	sums, calls, s := probeRun(t, tg, Options{Funcs: []string{"main.work"}, Where: expr})
+	want := map[int64]bool{}
+	for i := int64(0); i < n; i++ {
+		r0 := i + 3
+		if i%3 == 0 {
+			r0 = 2 * i
+		}
+		if (i*7-1000)/3%5 == -1 || -i > -3 || !(r0 != 799) {
+			want[i] = true
+		}
+	}
+	got := map[int64]bool{}
+	for _, c := range calls {
+		got[c.Args[0].Int] = true
+	}
+	if len(got) != len(want) || sums[0].Calls != uint64(len(want)) {
+		t.Fatalf("%d calls kept, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !got[i] {
+			t.Errorf("work(%d) not kept", i)
+		}
+	}
+	if p := s.Probes[0]; p.KernelWhere == "" || p.Received() != uint64(len(want)) {
+		t.Errorf("kernel part %q, %d records received, want %d", p.KernelWhere, p.Received(), len(want))
 	}
 }

@@ -77,8 +77,11 @@ histogram of durations in nanoseconds.
 --where EXPR keeps only the calls matching EXPR, over argument and result
 names (as DWARF has them; unnamed results are ~r0, ~r1...) and duration:
 integer, float and string constants, durations with units (2ms), + - * / %,
-comparisons, &&, || and !. It is evaluated in user space on each call's
-record, so it implies --args; the summary then counts the matching calls.
+comparisons, &&, || and !. Its top-level &&-terms over integers, booleans
+and duration are compiled into the BPF programs, so records they reject
+never leave the kernel; the whole expression (strings, floats, unsigned
+values too) is then checked in user space. It implies --args; the summary
+then counts the matching calls.
 --sample N keeps the record of one call in N (a random draw in the
 kernel); the counts stay exact.
 

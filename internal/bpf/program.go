@@ -28,6 +28,9 @@ type ProbeSpec struct {
 	Sample uint32
 	// ArgStrings are read at entry, ResultStrings at return.
 	ArgStrings, ResultStrings []StrCapture
+	// Filter, when set, drops in the kernel the records it rejects (the
+	// calls are still counted).
+	Filter *Expr
 }
 
 // Stats are per-probe counters the programs keep, indexed like probe ids.
@@ -141,7 +144,13 @@ func (s *Session) EntryProgram(p *ProbeSpec) (*ebpf.Program, error) {
 			asm.StoreMem(asm.R8, offEnd, asm.R1, asm.DWord),
 		)
 		insns = append(insns, s.stack(p)...)
+		filter, err := s.filter(p, "discard")
+		if err != nil {
+			return nil, err
+		}
+		insns = append(insns, filter...)
 		insns = append(insns, submit("exit")...)
+		insns = append(insns, discard("discard", "exit")...)
 	}
 	insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"), asm.Return())
 	return load(fmt.Sprintf("fr_entry_%d", p.ID), insns)
@@ -194,7 +203,13 @@ func (s *Session) ReturnProgram(p *ProbeSpec) (*ebpf.Program, error) {
 	insns = append(insns, s.readStrings(p.ResultStrings, offResults)...)
 	insns = append(insns, s.caller()...)
 	insns = append(insns, s.stack(p)...)
+	filter, err := s.filter(p, "discard")
+	if err != nil {
+		return nil, err
+	}
+	insns = append(insns, filter...)
 	insns = append(insns, submit("delete")...)
+	insns = append(insns, discard("discard", "delete")...)
 	insns = append(insns,
 		asm.LoadMapPtr(asm.R1, s.Pending.FD()).WithSymbol("delete"),
 		asm.Mov.Reg(asm.R2, asm.R10),
@@ -400,6 +415,24 @@ func (s *Session) bumpStat(p *ProbeSpec, off int16) asm.Instructions {
 // submit publishes the record without waking the reader, which polls:
 // a wake-up per record costs the probed thread an irq_work and a
 // scheduler wake-up, more than the rest of the program.
+// filter compiles p.Filter (nothing without one), jumping to reject.
+func (s *Session) filter(p *ProbeSpec, reject string) (asm.Instructions, error) {
+	if p.Filter == nil {
+		return nil, nil
+	}
+	return s.compileFilter(p.Filter, p.Call, reject)
+}
+
+// discard drops the record in R8 (labelled label) and jumps to next.
+func discard(label, next string) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.R8).WithSymbol(label),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufDiscard.Call(),
+		asm.Ja.Label(next),
+	}
+}
+
 func submit(next string) asm.Instructions {
 	const noWakeup = 1 // BPF_RB_NO_WAKEUP
 	return asm.Instructions{
