@@ -310,3 +310,25 @@ func TestProbeUnprivileged(t *testing.T) {
 	}
 	tg.rest(t)
 }
+
+// TestProbeIntervalDuration prints the summary every --interval and stops
+// at --duration, leaving the target running.
+func TestProbeIntervalDuration(t *testing.T) {
+	needRootProbes(t)
+	tg := startProbeTarget(t, "spin")
+	fmt.Fprintln(tg.stdin) // start spinning
+	start := time.Now()
+	code, stdout, stderr := runCmd(t, "probe", "--interval", "200ms", "--duration", "900ms", "-p", fmt.Sprint(tg.cmd.Process.Pid), "main.loop:entry")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if d := time.Since(start); d < 900*time.Millisecond || d > 20*time.Second {
+		t.Errorf("ran %v with --duration 900ms", d)
+	}
+	if n := strings.Count(string(stdout), "main.loop (entry): "); n < 3 {
+		t.Errorf("%d summaries with --interval 200ms over 900ms:\n%s", n, stdout)
+	}
+	if out := tg.rest(t); !strings.HasSuffix(out, "ok true") {
+		t.Errorf("target after detach: %q", out)
+	}
+}
