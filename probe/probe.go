@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
@@ -43,6 +44,10 @@ type Options struct {
 	// Args and Records, and the summary then counts the matching records.
 	Where string
 }
+
+// singleUprobes makes sessions place perf-event uprobes even where the
+// kernel has uprobe_multi links, so tests cover both.
+var singleUprobes bool
 
 // Errors a session may wrap.
 var (
@@ -245,6 +250,7 @@ func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.bpf.Multi = !singleUprobes && features.HaveBPFLinkUprobeMulti() == nil
 	if err := s.place(); err != nil {
 		s.detach()
 		s.bpf.Close()
@@ -313,8 +319,8 @@ func (s *Session) place() error {
 		if err := s.uprobe(ex, entry, p.Entry); err != nil {
 			return fmt.Errorf("%s: %w", p.Func, err)
 		}
-		for _, addr := range p.Returns {
-			if err := s.uprobe(ex, ret, addr); err != nil {
+		if ret != nil {
+			if err := s.uprobe(ex, ret, p.Returns...); err != nil {
 				return fmt.Errorf("%s: %w", p.Func, err)
 			}
 		}
@@ -341,21 +347,44 @@ func (s *Session) programs(spec *bpf.ProbeSpec) (entry, ret *ebpf.Program, err e
 	return entry, ret, nil
 }
 
-func (s *Session) uprobe(ex *link.Executable, prog *ebpf.Program, addr uint64) error {
-	off, err := s.Binary.FileOffset(addr)
-	if err != nil {
-		return err
-	}
-	l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: off, PID: s.PID})
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("PID %d: %w", s.PID, ErrNoProcess)
+// uprobe places prog at addrs in the target: with one uprobe_multi link
+// where the kernel has them (placing hundreds of single uprobes took
+// seconds here), else one perf-event uprobe per address.
+func (s *Session) uprobe(ex *link.Executable, prog *ebpf.Program, addrs ...uint64) error {
+	offs := make([]uint64, len(addrs))
+	for i, addr := range addrs {
+		off, err := s.Binary.FileOffset(addr)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("placing uprobe at %#x: %w", addr, err)
+		offs[i] = off
 	}
-	s.links = append(s.links, l)
-	s.Uprobes++
+	var links []link.Link
+	if s.bpf.Multi {
+		l, err := ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: offs, PID: uint32(s.PID)})
+		if err != nil {
+			return s.uprobeError(err, addrs[0])
+		}
+		links = append(links, l)
+	} else {
+		for i, off := range offs {
+			l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: off, PID: s.PID})
+			if err != nil {
+				return s.uprobeError(err, addrs[i])
+			}
+			links = append(links, l)
+		}
+	}
+	s.links = append(s.links, links...)
+	s.Uprobes += len(addrs)
 	return nil
+}
+
+func (s *Session) uprobeError(err error, addr uint64) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("PID %d: %w", s.PID, ErrNoProcess)
+	}
+	return fmt.Errorf("placing uprobe at %#x: %w", addr, err)
 }
 
 func (s *Session) detach() {

@@ -241,6 +241,39 @@ func TestCountsPerGoroutine(t *testing.T) {
 	}
 }
 
+// TestGlobs probes every linked function of two packages of the standard
+// library at once.
+func TestGlobs(t *testing.T) {
+	needProbes(t)
+	tg := startTarget(t, buildTarget(t, ""), "work", "2", "10")
+	sums, _, s := probeRun(t, tg, Options{Funcs: []string{"strconv.*", "fmt.*"}})
+	if len(sums) < 20 {
+		t.Fatalf("%d probes", len(sums))
+	}
+	calls := map[string]uint64{}
+	for _, sum := range sums {
+		calls[sum.Func] = sum.Calls
+	}
+	// Atoi parses two arguments and each goroutine's id; Fprintf prints
+	// two goroutine lines and the total.
+	if calls["strconv.Atoi"] != 4 || calls["fmt.Fprintf"] != 3 {
+		t.Errorf("strconv.Atoi %d calls, fmt.Fprintf %d (of %d probes, %d uprobes)", calls["strconv.Atoi"], calls["fmt.Fprintf"], len(sums), s.Uprobes)
+	}
+}
+
+// TestSingleUprobes runs a call probe through perf-event uprobes, as on
+// kernels without uprobe_multi links (before 6.6).
+func TestSingleUprobes(t *testing.T) {
+	needProbes(t)
+	singleUprobes = true
+	defer func() { singleUprobes = false }()
+	tg := startTarget(t, buildTarget(t, ""), "work", "2", "5000")
+	sums, _, _ := probeRun(t, tg, Options{Funcs: []string{"main.work"}})
+	if want := targetCounts(t, tg.lines); sums[0].Calls != 10000 || !equalCounts(sums[0].Goroutines, want) || sums[0].Durations.N != 10000 {
+		t.Errorf("counted %v (%d paired), target %v", sums[0].Goroutines, sums[0].Durations.N, want)
+	}
+}
+
 func TestEntryOnlyCounts(t *testing.T) {
 	needProbes(t)
 	tg := startTarget(t, buildTarget(t, ""), "work", "3", "10000")

@@ -50,6 +50,9 @@ type Session struct {
 	Events   *ebpf.Map // ring buffer
 
 	labels int // makes jump labels unique
+	// Multi loads the programs for uprobe_multi links (Linux 6.6+), which
+	// place all of a program's uprobes in one system call.
+	Multi bool
 }
 
 // Limits of the maps: bounded whatever the target does.
@@ -150,10 +153,12 @@ func (s *Session) EntryProgram(p *ProbeSpec) (*ebpf.Program, error) {
 		}
 		insns = append(insns, filter...)
 		insns = append(insns, submit("exit")...)
-		insns = append(insns, discard("discard", "exit")...)
+		if filter != nil {
+			insns = append(insns, discard("discard", "exit")...)
+		}
 	}
 	insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"), asm.Return())
-	return load(fmt.Sprintf("fr_entry_%d", p.ID), insns)
+	return s.load(fmt.Sprintf("fr_entry_%d", p.ID), insns)
 }
 
 // ReturnProgram returns the program for p's RET probes (call probes only).
@@ -209,7 +214,9 @@ func (s *Session) ReturnProgram(p *ProbeSpec) (*ebpf.Program, error) {
 	}
 	insns = append(insns, filter...)
 	insns = append(insns, submit("delete")...)
-	insns = append(insns, discard("discard", "delete")...)
+	if filter != nil { // the verifier rejects unreachable code
+		insns = append(insns, discard("discard", "delete")...)
+	}
 	insns = append(insns,
 		asm.LoadMapPtr(asm.R1, s.Pending.FD()).WithSymbol("delete"),
 		asm.Mov.Reg(asm.R2, asm.R10),
@@ -218,7 +225,7 @@ func (s *Session) ReturnProgram(p *ProbeSpec) (*ebpf.Program, error) {
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
 		asm.Return(),
 	)
-	return load(fmt.Sprintf("fr_ret_%d", p.ID), insns)
+	return s.load(fmt.Sprintf("fr_ret_%d", p.ID), insns)
 }
 
 // prologue keeps ctx in R6, g in R7 and reads the goroutine id to fpGoid.
@@ -443,13 +450,17 @@ func submit(next string) asm.Instructions {
 	}
 }
 
-func load(name string, insns asm.Instructions) (*ebpf.Program, error) {
-	prog, err := ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
+func (s *Session) load(name string, insns asm.Instructions) (*ebpf.Program, error) {
+	spec := &ebpf.ProgramSpec{
 		Name:         name,
 		Type:         ebpf.Kprobe,
 		Instructions: insns,
 		License:      "GPL",
-	}, ebpf.ProgramOptions{LogDisabled: false})
+	}
+	if s.Multi {
+		spec.AttachType = ebpf.AttachTraceUprobeMulti
+	}
+	prog, err := ebpf.NewProgram(spec)
 	if err != nil {
 		return nil, fmt.Errorf("loading BPF program %s: %w", name, err)
 	}
