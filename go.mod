@@ -7,10 +7,12 @@ tool honnef.co/go/tools/cmd/staticcheck
 require golang.org/x/tools v0.49.0
 
 require (
-	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
-	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
+	github.com/BurntSushi/toml v1.6.0 // indirect
+	github.com/cilium/ebpf v0.22.0
+	golang.org/x/arch v0.30.0
+	golang.org/x/exp/typeparams v0.0.0-20260209203927-2842357ff358 // indirect
 	golang.org/x/mod v0.40.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0
 	honnef.co/go/tools v0.7.0 // indirect
 )

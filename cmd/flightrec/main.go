@@ -34,7 +34,9 @@ func guarded(c *cli.Command) *cli.Command {
 }
 
 func commands() []*cli.Command {
-	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd}
+	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
+		probeCmd,
+	}
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
 	}
