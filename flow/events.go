@@ -9,7 +9,8 @@ import (
 type (
 	nodeEvent struct {
 		event.Instant
-		Name string `jfr:"name" label:"Name"`
+		Name   string `jfr:"name" label:"Name"`
+		Number int64  `jfr:"number" label:"Number"`
 	}
 	msgEvent struct {
 		event.Instant

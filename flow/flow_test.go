@@ -3,6 +3,7 @@ package flow
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"reflect"
@@ -216,5 +217,70 @@ func TestSchema(t *testing.T) {
 		if len(got) > len(e.Fields) {
 			t.Errorf("%s: extra fields %v", e.Name, got)
 		}
+	}
+}
+
+// TestUnfinishedSpanKept: a hand-off never completed when the recording
+// stops leaves B's span open; its events are kept in the trace, marked
+// unfinished, instead of vanishing as malformed.
+func TestUnfinishedSpanKept(t *testing.T) {
+	dir := t.TempDir()
+	a, b := NewNode(1, "A"), NewNode(2, "B")
+	req := a.NextID()
+	record(t, filepath.Join(dir, "a.jfr"), func() {
+		a.Announce()
+		s := a.Begin()
+		s.SendStarted(req)
+		s.End()
+	})
+	record(t, filepath.Join(dir, "b.jfr"), func() {
+		b.Announce()
+		s := b.Received().Message(req)
+		s.HandleStart()
+		s.Handoff() // never taken: the span stays open
+		s.End()
+	})
+	var traces []*flow.Trace
+	m, err := flow.Merge([]flow.Input{flow.FileInput(filepath.Join(dir, "a.jfr")), flow.FileInput(filepath.Join(dir, "b.jfr"))}, nil,
+		func(tr *flow.Trace) error { traces = append(traces, tr); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(traces) != 1 || m.Warnings != 0 || m.UnfinishedSpans != 1 {
+		t.Fatalf("%d traces, %d warnings, %d unfinished spans; want 1, 0, 1", len(traces), m.Warnings, m.UnfinishedSpans)
+	}
+	tr := traces[0]
+	var got []string
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		got = append(got, fmt.Sprintf("%s %s %v", tr.NodeName(e), flowspec.LogName[e.Kind], e.Unfinished))
+	}
+	want := []string{"A ODStarted false", "B Incoming true", "B Handling true", "B THStarted true"}
+	if !reflect.DeepEqual(got, want) || tr.UnfinishedSpans != 1 {
+		t.Errorf("events %q, %d unfinished spans; want %q, 1", got, tr.UnfinishedSpans, want)
+	}
+}
+
+// TestTwoNodesInOneRecording: two nodes announced in one process cannot
+// be told apart in its recording (their spans share numbers); the merge
+// refuses it, naming the file and both nodes.
+func TestTwoNodesInOneRecording(t *testing.T) {
+	dir := t.TempDir()
+	a, b := NewNode(1, "A"), NewNode(2, "B")
+	path := filepath.Join(dir, "ab.jfr")
+	record(t, path, func() {
+		a.Announce()
+		b.Announce()
+		id := a.NextID()
+		s := a.Begin()
+		s.SendStarted(id)
+		s.End()
+		r := b.Received().Message(id)
+		r.HandleStart()
+		r.End()
+	})
+	_, err := flow.Merge([]flow.Input{flow.FileInput(path)}, nil, func(*flow.Trace) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "ab.jfr: holds two flow nodes (A, number 1 and B, number 2)") {
+		t.Errorf("err = %v, want ab.jfr refused as two nodes", err)
 	}
 }

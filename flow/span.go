@@ -26,13 +26,14 @@ type Node struct {
 // and named name in recordings. Call Announce once a recording has started.
 func NewNode(id uint16, name string) *Node { return &Node{id: id, name: name} }
 
-// Announce records the node's name (the flowspec.NodeEvent) in the running
-// recordings.
+// Announce records the node's name and number (the flowspec.NodeEvent) in
+// the running recordings. A recording holds one node: flightrec flow
+// refuses a recording in which two nodes announce themselves.
 func (n *Node) Announce() {
 	var ev nodeEvent
 	nodeType.Begin(&ev)
 	if ev.ShouldCommit() {
-		ev.Name = n.name
+		ev.Name, ev.Number = n.name, int64(n.id)
 	}
 	ev.Commit()
 }

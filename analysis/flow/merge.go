@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 
@@ -32,6 +33,9 @@ type Event struct {
 	Seq     uint32 // position within the span as read, for deterministic ties
 	Node    uint16
 	Kind    flowspec.Kind
+	// Unfinished marks the events of a span that never ended: its work
+	// was still open (a hand-off never completed) when recording stopped.
+	Unfinished bool
 }
 
 // Trace is a set of spans connected through message IDs, its events in
@@ -48,6 +52,8 @@ type Trace struct {
 	// send (a node received a message it sent only later by its own clock,
 	// or IDs collide).
 	Inconsistencies int
+	// UnfinishedSpans counts the spans of the trace that never ended.
+	UnfinishedSpans int
 
 	m *Merger
 }
@@ -63,14 +69,25 @@ type Merger struct {
 	// ClockInconsistencies counts message constraints no clock offsets
 	// satisfy.
 	ClockInconsistencies int
-	Errors               []error // inputs that failed; they count as finished
-	Warnings             int     // malformed lines or records skipped
-	Events               int64   // events read in the counting pass
-	Spans                int64
-	TracesOut            int
-	IncompleteTraces     int
-	PeakOpenTraces       int
-	PeakOpenEvents       int64
+	// Errors are the inputs that failed (they count as finished from
+	// where they failed) and the damaged chunks skipped, each naming the
+	// file, the chunk and the byte offset.
+	Errors   []error
+	Warnings int // malformed lines or records skipped
+	// Numbers are the node numbers of the inputs (the node part of the
+	// compact "node:counter" IDs they send), -1 where unknown.
+	Numbers []int
+	// MissingNodes are node numbers that appear in message IDs but are
+	// the number of no input: nodes whose recording is missing.
+	MissingNodes []uint16
+	// UnfinishedSpans counts spans that never ended, kept in their traces.
+	UnfinishedSpans  int64
+	Events           int64 // events read in the counting pass
+	Spans            int64
+	TracesOut        int
+	IncompleteTraces int
+	PeakOpenTraces   int
+	PeakOpenEvents   int64
 
 	ids      *idTable
 	refs     paged[int32] // remaining span references per message
@@ -150,7 +167,14 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		i    int
 	}
 	var ins []*pass1Input
+	spans := make([]int64, n)          // spans read per input
+	sends := make([]map[uint16]int, n) // node numbers of the compact IDs each input originates
+	seen := make(map[uint16]bool)      // node numbers in any compact ID
+	recordings := make([]bool, n)      // the input is a flow recording
+	var fatal []error
+	m.Numbers = make([]int, n)
 	for i, in := range inputs {
+		m.Numbers[i] = -1
 		m.Nodes[i] = nodeNameOf(in.Name)
 		src, err := openSource(in)
 		if err != nil {
@@ -158,6 +182,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			failed[i] = 1
 			continue
 		}
+		_, recordings[i] = src.(*jfrSource)
 		ins = append(ins, &pass1Input{src: src, i: i})
 	}
 	advance := func(in *pass1Input) {
@@ -171,6 +196,13 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			m.Nodes[in.i] = in.src.node()
 			m.Threads[in.i] = slices.Clone(in.src.threads())
 			m.Warnings += in.src.warnings()
+			m.Errors = append(m.Errors, in.src.damaged()...)
+			if num := in.src.number(); num >= 0 {
+				m.Numbers[in.i] = int(num)
+			}
+			if err := in.src.fatal(); err != nil {
+				fatal = append(fatal, err)
+			}
 			in.src.Close()
 		}
 	}
@@ -189,7 +221,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		}
 		sp, i := &in.sp, in.i
 		m.Spans++
+		spans[i]++
 		m.Events += int64(len(sp.events))
+		noteNumbers(sp, &sends[i], seen)
 		keys = m.spanKeys(sp, keys[:0], true)
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
@@ -239,6 +273,15 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			}
 		}
 	}
+	for i, in := range inputs {
+		if spans[i] == 0 && failed[i] == 0 {
+			fatal = append(fatal, fmt.Errorf("%s: no flow events: not a recording of a flow.Node nor a span log", in.Name))
+		}
+	}
+	fatal = append(fatal, m.numberNodes(inputs, recordings, sends, seen)...)
+	if len(fatal) > 0 {
+		return m, errors.Join(fatal...)
+	}
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
@@ -250,6 +293,104 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		m.trace.Append(-1)
 	}
 	return m, m.pass2(inputs, failed, fn)
+}
+
+// compactNode returns the node part of a compact "node:counter" ID.
+func compactNode(id []byte) (uint16, bool) {
+	i := 0
+	var n uint32
+	for ; i < len(id) && id[i] >= '0' && id[i] <= '9'; i++ {
+		n = n*10 + uint32(id[i]-'0')
+		if n > 0xffff {
+			return 0, false
+		}
+	}
+	if i == 0 || i+1 >= len(id) || id[i] != ':' {
+		return 0, false
+	}
+	for _, c := range id[i+1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	return uint16(n), true
+}
+
+// noteNumbers notes the node numbers of a span's compact IDs: all of them
+// in seen, those the span originates (sends of IDs it did not receive) in
+// *orig.
+func noteNumbers(sp *rawSpan, orig *map[uint16]int, seen map[uint16]bool) {
+	if sp.in != nil {
+		if n, ok := compactNode(sp.in); ok {
+			seen[n] = true
+		}
+	}
+	for j := range sp.events {
+		e := &sp.events[j]
+		if !isSend(e.kind) || e.msg == nil {
+			continue
+		}
+		n, ok := compactNode(e.msg)
+		if !ok {
+			continue
+		}
+		seen[n] = true
+		if sp.nonCausal || string(e.msg) != string(sp.in) {
+			if *orig == nil {
+				*orig = make(map[uint16]int)
+			}
+			(*orig)[n]++
+		}
+	}
+}
+
+// numberNodes gives each input the node number of the compact IDs it
+// originates, refuses two inputs with one number (two recordings of one
+// node, or two nodes numbered alike: their operations would merge into
+// one trace) and one flow recording originating two numbers (two nodes in
+// one process: its spans would mix), and lists the numbers of nodes with
+// no input.
+// A span log may fold several numbers into one node (MFT 2016 did, per
+// destination), so only flow recordings are held to one number.
+func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint16]int, seen map[uint16]bool) []error {
+	var errs []error
+	owner := make(map[uint16]int)
+	for i, orig := range sends {
+		nums := slices.Sorted(maps.Keys(orig))
+		if declared := m.Numbers[i]; declared >= 0 {
+			for _, num := range nums {
+				if int(num) != declared {
+					errs = append(errs, fmt.Errorf("%s: node %s is number %d but sends messages of node %d: two nodes in one recording; record one node per recording",
+						inputs[i].Name, m.Nodes[i], declared, num))
+				}
+			}
+			if !slices.Contains(nums, uint16(declared)) && declared <= math.MaxUint16 {
+				nums = append(nums, uint16(declared))
+			}
+		} else if len(nums) > 1 && recordings[i] {
+			errs = append(errs, fmt.Errorf("%s: sends messages of nodes %v: two nodes in one recording; record one node per recording", inputs[i].Name, nums))
+		}
+		if len(nums) == 1 {
+			m.Numbers[i] = int(nums[0])
+		}
+		for _, num := range nums {
+			if j, ok := owner[num]; ok && j != i {
+				errs = append(errs, fmt.Errorf("flow: %s and %s both use node number %d: two recordings of one node, or two nodes with the same number, would merge unrelated operations",
+					inputs[j].Name, inputs[i].Name, num))
+				continue
+			}
+			owner[num] = i
+		}
+	}
+	if len(owner) > 0 {
+		for num := range seen {
+			if _, ok := owner[num]; !ok {
+				m.MissingNodes = append(m.MissingNodes, num)
+			}
+		}
+		slices.Sort(m.MissingNodes)
+	}
+	return errs
 }
 
 // receiptWall returns when a span received its incoming message: its first
@@ -320,10 +461,11 @@ func (m *Merger) spanKeys(sp *rawSpan, keys []uint32, add bool) []uint32 {
 
 // openTrace is a trace being assembled in pass 2.
 type openTrace struct {
-	truncated bool // holds a span a read error may have cut short
-	events    []Event
-	keys      []uint32
-	open      int32 // keys whose references are not all consumed
+	truncated  bool // holds a span a read error may have cut short
+	unfinished int  // spans that never ended
+	events     []Event
+	keys       []uint32
+	open       int32 // keys whose references are not all consumed
 }
 
 type pass2Input struct {
@@ -398,7 +540,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 			return
 		}
 		incomplete = incomplete || t.truncated
-		tr := &Trace{Index: outIndex, Events: t.events, Incomplete: incomplete, m: m}
+		tr := &Trace{Index: outIndex, Events: t.events, Incomplete: incomplete, UnfinishedSpans: t.unfinished, m: m}
 		outIndex++
 		m.TracesOut++
 		if incomplete {
@@ -441,6 +583,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		a.keys = append(a.keys, b.keys...)
 		a.open += b.open
 		a.truncated = a.truncated || b.truncated
+		a.unfinished += b.unfinished
 		traces[other] = nil
 		free = append(free, other)
 		nopen--
@@ -530,6 +673,10 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 			}
 			t := traces[ti]
 			t.truncated = t.truncated || sp.truncated
+			if sp.unfinished {
+				t.unfinished++
+				m.UnfinishedSpans++
+			}
 			for j := range sp.events {
 				e := &sp.events[j]
 				k := int32(-1)
@@ -572,7 +719,7 @@ func (m *Merger) event(in *pass2Input, e *rawEvent, msg int32, seq uint32) Event
 	ev := Event{
 		Nano: e.nano, Wall: e.wall - m.Offsets[in.node], RawWall: e.wall,
 		Msg: msg, Thread: e.thread, Span: in.span, Ordinal: in.sp.ordinal, Seq: seq,
-		Node: in.node, Kind: e.kind,
+		Node: in.node, Kind: e.kind, Unfinished: in.sp.unfinished,
 	}
 	if len(e.text) > 0 {
 		s, ok := m.texts[string(e.text)]

@@ -57,14 +57,15 @@ type rawEvent struct {
 
 // rawSpan is one span as a source reads it; its slices are reused.
 type rawSpan struct {
-	nonCausal bool
-	in        []byte   // incoming message ID, nil for none
-	out       [][]byte // outgoing message IDs, without duplicates
-	events    []rawEvent
-	ordinal   uint32 // 1-based among the causal spans of the input, 0 for NC
-	seq       uint32 // 1-based among all spans of the input
-	lastWall  int64  // greatest wall time of its events
-	truncated bool   // a read error may have cut the span short
+	nonCausal  bool
+	in         []byte   // incoming message ID, nil for none
+	out        [][]byte // outgoing message IDs, without duplicates
+	events     []rawEvent
+	ordinal    uint32 // 1-based among the causal spans of the input, 0 for NC
+	seq        uint32 // 1-based among all spans of the input
+	lastWall   int64  // greatest wall time of its events
+	truncated  bool   // a read error or damage may have cut the span short
+	unfinished bool   // the span never ended: its work was open when recording stopped
 }
 
 // source reads one input span by span.
@@ -78,6 +79,14 @@ type source interface {
 	threads() []string
 	// warnings returns how many malformed lines or records were skipped.
 	warnings() int
+	// damaged returns the damage skipped while reading (with file, chunk
+	// and byte offset); reading went on after it.
+	damaged() []error
+	// number returns the node number the input declares, or -1.
+	number() int64
+	// fatal returns an error that makes the input unusable, found while
+	// reading (such as two nodes in one recording).
+	fatal() error
 	Close() error
 }
 
@@ -167,6 +176,9 @@ func (s *textSource) readLine() ([]byte, error) {
 func (s *textSource) node() string      { return nodeNameOf(s.name) }
 func (s *textSource) threads() []string { return s.thrNames }
 func (s *textSource) warnings() int     { return s.bad }
+func (s *textSource) damaged() []error  { return nil }
+func (s *textSource) number() int64     { return -1 }
+func (s *textSource) fatal() error      { return nil }
 func (s *textSource) Close() error      { return s.c.Close() }
 
 // split splits a line at ';' as Java's String.split does: trailing empty
@@ -239,7 +251,7 @@ func (s *textSource) next(sp *rawSpan) error {
 	// buffer so that growing it cannot move them.
 	sp.events = sp.events[:0]
 	sp.lastWall = s.originWall
-	sp.truncated = false
+	sp.truncated, sp.unfinished = false, false
 	text := s.text[:0]
 	offs := s.offs[:0]
 	for {

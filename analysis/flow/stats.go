@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
@@ -22,6 +23,9 @@ type Stats struct {
 	pairs       map[[2]string]*acc
 	notSent     int
 	notReceived int
+	// Messages of nodes whose input is missing, counted apart from loss.
+	fromMissing, toMissing int
+	missing                []uint16
 
 	traceTags map[string]*traceTagStats
 
@@ -121,6 +125,16 @@ func (s *Stats) addMessages(t *Trace) {
 			msgTags[k] = append(msgTags[k], e.Text)
 		}
 	}
+	s.missing = t.m.MissingNodes
+	involvesMissing := false
+	if len(s.missing) > 0 {
+		for _, k := range t.Messages {
+			if n, ok := compactNode([]byte(t.MessageID(k))); ok && slices.Contains(s.missing, n) {
+				involvesMissing = true
+				break
+			}
+		}
+	}
 	type reception struct {
 		ev      *Event // when the copy arrived
 		handle  *Event // the handling, nil for a discard
@@ -156,10 +170,18 @@ func (s *Stats) addMessages(t *Trace) {
 			}
 		}
 		if len(sends) == 0 {
-			s.notSent++
+			if n, ok := compactNode([]byte(t.MessageID(k))); ok && slices.Contains(s.missing, n) {
+				s.fromMissing++
+			} else {
+				s.notSent++
+			}
 		}
 		if len(byNode) == 0 {
-			s.notReceived++
+			if involvesMissing {
+				s.toMissing++
+			} else {
+				s.notReceived++
+			}
 		}
 		if len(sends) == 0 || len(byNode) == 0 {
 			continue
@@ -688,6 +710,15 @@ func (s *Stats) writeMessages(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "Transmission of %d messages not detected.\n", s.notSent)
 	fmt.Fprintf(b, "%d messages have not been received at all.\n", s.notReceived)
+	if len(s.missing) > 0 {
+		nums := make([]string, len(s.missing))
+		for i, n := range s.missing {
+			nums[i] = strconv.Itoa(int(n))
+		}
+		list := strings.Join(nums, ", ")
+		fmt.Fprintf(b, "%d messages came from nodes without input (%s).\n", s.fromMissing, list)
+		fmt.Fprintf(b, "%d messages were not received in traces that involve nodes without input (%s): probably sent to them.\n", s.toMissing, list)
+	}
 }
 
 func (s *Stats) traceTagNames() []string {

@@ -93,6 +93,9 @@ const (
 
 	// FieldNodeName is the String field of NodeEvent.
 	FieldNodeName = "name"
+	// FieldNodeNumber is the long field of NodeEvent: the node part of the
+	// compact message IDs the node makes.
+	FieldNodeNumber = "number"
 )
 
 // Names of the JFR event types that are not flow events of one kind.
@@ -102,7 +105,8 @@ const (
 	// written when the span's reference count drops to zero, after all of
 	// the span's events.
 	SpanEvent = "flightrec.flow.Span"
-	// NodeEvent names the node that wrote the recording.
+	// NodeEvent names the node that wrote the recording and gives its
+	// number. A recording holds one node.
 	NodeEvent = "flightrec.flow.Node"
 )
 
@@ -149,7 +153,7 @@ func ev(name, label string, k Kind, extra ...Field) EventType {
 // Events is the table of flow JFR event types, in the order a recorder
 // should register them.
 var Events = []EventType{
-	{Name: NodeEvent, Label: "Flow Node", Fields: []Field{{FieldNodeName, String, "Name"}}},
+	{Name: NodeEvent, Label: "Flow Node", Fields: []Field{{FieldNodeName, String, "Name"}, {FieldNodeNumber, Long, "Number"}}},
 	ev("flightrec.flow.Received", "Bytes Received", Received, msgF, msgTextF),
 	ev("flightrec.flow.HandoffStarted", "Hand-off Started", HandoffStarted, tokenF),
 	ev("flightrec.flow.HandoffTaken", "Hand-off Taken", HandoffTaken, tokenF),
