@@ -129,6 +129,7 @@ func (s *jfrSource) threads() []string { return s.thrNames }
 func (s *jfrSource) damaged() []error  { return s.damage }
 func (s *jfrSource) number() int64     { return s.nodeNumber }
 func (s *jfrSource) fatal() error      { return s.nodeErr }
+func (s *jfrSource) corrected() bool   { return false }
 func (s *jfrSource) warnings() int     { return s.bad }
 func (s *jfrSource) Close() error      { return s.c.Close() }
 

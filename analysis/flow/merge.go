@@ -171,6 +171,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	sends := make([]map[uint16]int, n) // node numbers of the compact IDs each input originates
 	seen := make(map[uint16]bool)      // node numbers in any compact ID
 	recordings := make([]bool, n)      // the input is a flow recording
+	allCorrected := true               // every input is a cut: its clock is corrected
 	var fatal []error
 	m.Numbers = make([]int, n)
 	for i, in := range inputs {
@@ -200,6 +201,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			if num := in.src.number(); num >= 0 {
 				m.Numbers[in.i] = int(num)
 			}
+			allCorrected = allCorrected && in.src.corrected()
 			if err := in.src.fatal(); err != nil {
 				fatal = append(fatal, err)
 			}
@@ -287,7 +289,11 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(m.Nodes[a], m.Nodes[b]) })
-	m.Offsets, m.ClockInconsistencies = estimateOffsets(n, minDelay, order)
+	if allCorrected {
+		m.Offsets = make([]int64, n)
+	} else {
+		m.Offsets, m.ClockInconsistencies = estimateOffsets(n, minDelay, order)
+	}
 	m.inPass2 = true
 	for range m.ids.Len() {
 		m.trace.Append(-1)

@@ -87,6 +87,9 @@ type source interface {
 	// fatal returns an error that makes the input unusable, found while
 	// reading (such as two nodes in one recording).
 	fatal() error
+	// corrected tells whether the input's wall times are already
+	// corrected (a span log written by Cut), known after the first span.
+	corrected() bool
 	Close() error
 }
 
@@ -128,7 +131,15 @@ type textSource struct {
 	seq        uint32
 	buf        []byte // holds the current span's event text
 	fields     [][]byte
+	// isCorrected: the log says its wall times are corrected already.
+	isCorrected bool
 }
+
+// CorrectedClockLine follows the first line of a span log whose wall
+// times are corrected already (Cut writes it): merging such logs applies no
+// clock offsets, so a cut trace merges back to the same times. Other tools
+// skip it as an invalid line.
+const CorrectedClockLine = "# flightrec: clock corrected"
 
 func newTextSource(name string, r *bufio.Reader, c io.Closer) (*textSource, error) {
 	s := &textSource{name: name, r: r, c: c, thr: make(map[string]uint32)}
@@ -179,6 +190,7 @@ func (s *textSource) warnings() int     { return s.bad }
 func (s *textSource) damaged() []error  { return nil }
 func (s *textSource) number() int64     { return -1 }
 func (s *textSource) fatal() error      { return nil }
+func (s *textSource) corrected() bool   { return s.isCorrected }
 func (s *textSource) Close() error      { return s.c.Close() }
 
 // split splits a line at ';' as Java's String.split does: trailing empty
@@ -227,7 +239,9 @@ func (s *textSource) next(sp *rawSpan) error {
 		if bytes.HasPrefix(line, []byte("SPAN;")) || bytes.HasPrefix(line, []byte("NC;")) {
 			header = append(s.buf[:0], line...)
 			s.buf = header
-		} else if len(line) > 0 {
+		} else if string(line) == CorrectedClockLine {
+			s.isCorrected = true
+		} else if len(line) > 0 && line[0] != '#' {
 			s.bad++ // an event before any span header
 		}
 	}
