@@ -104,6 +104,7 @@ type StatsJSON struct {
 	Traces       []TraceTagJSON    `json:"traces,omitempty"`
 	Locks        *LocksJSON        `json:"locks,omitempty"`
 	Interceptors []InterceptorJSON `json:"interceptors,omitempty"`
+	Inputs       *InputsJSON       `json:"inputs,omitempty"`
 }
 
 // JSON returns the chosen reports in their JSON form.

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
@@ -41,7 +42,10 @@ type Event struct {
 // Trace is a set of spans connected through message IDs, its events in
 // causal order.
 type Trace struct {
-	Index  int // in completion order, from 0
+	// Index numbers the traces in the order they start (their first span
+	// read, the inputs being read in time order), from 0. A trace formed
+	// by joining two keeps the lower number, so numbers can skip.
+	Index  int
 	Events []Event
 	// Messages are the keys of the trace's messages, sorted by their IDs.
 	Messages []int32
@@ -61,6 +65,7 @@ type Trace struct {
 // Merger holds what a merge knows about nodes and messages; Traces keep a
 // reference to it for names.
 type Merger struct {
+	Files   []string   // input names
 	Nodes   []string   // node names, by input
 	Threads [][]string // thread names per node
 	// Offsets are the estimated clock offsets per node, ns: corrected wall
@@ -81,13 +86,16 @@ type Merger struct {
 	// the number of no input: nodes whose recording is missing.
 	MissingNodes []uint16
 	// UnfinishedSpans counts spans that never ended, kept in their traces.
-	UnfinishedSpans  int64
-	Events           int64 // events read in the counting pass
-	Spans            int64
-	TracesOut        int
-	IncompleteTraces int
-	PeakOpenTraces   int
-	PeakOpenEvents   int64
+	UnfinishedSpans int64
+	// CausalInconsistencies sums the traces' Inconsistencies: receipts
+	// placed before their send because the corrected clocks disagree.
+	CausalInconsistencies int64
+	Events                int64 // events read in the counting pass
+	Spans                 int64
+	TracesOut             int
+	IncompleteTraces      int
+	PeakOpenTraces        int
+	PeakOpenEvents        int64
 
 	ids      *idTable
 	refs     paged[int32] // remaining span references per message
@@ -140,6 +148,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		return m, fmt.Errorf("flow: %d inputs, at most %d", len(inputs), math.MaxUint16)
 	}
 	m.Nodes = make([]string, len(inputs))
+	for _, in := range inputs {
+		m.Files = append(m.Files, in.Name)
+	}
 	m.Threads = make([][]string, len(inputs))
 	// failed: 1 = could not be opened (pass 2 skips it), 2 = failed while
 	// read (pass 2 reads it again up to the same point, releasing what
@@ -299,6 +310,44 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		m.trace.Append(-1)
 	}
 	return m, m.pass2(inputs, failed, fn)
+}
+
+// compareIDs orders message IDs as people read them: runs of digits by
+// their value, so 2:2 comes before 2:12.
+func compareIDs(a, b string) int {
+	for a != "" && b != "" {
+		if isDigit(a[0]) && isDigit(b[0]) {
+			i, j := digits(a), digits(b)
+			na, nb := strings.TrimLeft(a[:i], "0"), strings.TrimLeft(b[:j], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(i, j); c != 0 {
+				return c
+			}
+			a, b = a[i:], b[j:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// digits returns the length of the run of digits s starts with.
+func digits(s string) int {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
 }
 
 // compactNode returns the node part of a compact "node:counter" ID.
@@ -467,6 +516,7 @@ func (m *Merger) spanKeys(sp *rawSpan, keys []uint32, add bool) []uint32 {
 
 // openTrace is a trace being assembled in pass 2.
 type openTrace struct {
+	index      int  // Trace.Index
 	truncated  bool // holds a span a read error may have cut short
 	unfinished int  // spans that never ended
 	events     []Event
@@ -512,25 +562,26 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		advance(in)
 	}
 	var (
-		traces   []*openTrace
-		free     []int32
-		nopen    int
-		nevents  int64
-		done     int64
-		keys     []uint32
-		outIndex int
-		ferr     error
+		traces  []*openTrace
+		free    []int32
+		nopen   int
+		nevents int64
+		done    int64
+		keys    []uint32
+		created int
+		ferr    error
 	)
 	newTrace := func() int32 {
 		nopen++
 		m.PeakOpenTraces = max(m.PeakOpenTraces, nopen)
+		created++
 		if n := len(free); n > 0 {
 			t := free[n-1]
 			free = free[:n-1]
-			traces[t] = &openTrace{events: make([]Event, 0, 8)}
+			traces[t] = &openTrace{index: created - 1, events: make([]Event, 0, 8)}
 			return t
 		}
-		traces = append(traces, &openTrace{events: make([]Event, 0, 8)})
+		traces = append(traces, &openTrace{index: created - 1, events: make([]Event, 0, 8)})
 		return int32(len(traces) - 1)
 	}
 	emit := func(ti int32, incomplete bool) {
@@ -546,8 +597,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 			return
 		}
 		incomplete = incomplete || t.truncated
-		tr := &Trace{Index: outIndex, Events: t.events, Incomplete: incomplete, UnfinishedSpans: t.unfinished, m: m}
-		outIndex++
+		tr := &Trace{Index: t.index, Events: t.events, Incomplete: incomplete, UnfinishedSpans: t.unfinished, m: m}
 		m.TracesOut++
 		if incomplete {
 			m.IncompleteTraces++
@@ -556,8 +606,9 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		for i, k := range t.keys {
 			tr.Messages[i] = int32(k)
 		}
-		slices.SortFunc(tr.Messages, func(a, b int32) int { return cmp.Compare(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
+		slices.SortFunc(tr.Messages, func(a, b int32) int { return compareIDs(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
 		tr.order()
+		m.CausalInconsistencies += int64(tr.Inconsistencies)
 		ferr = fn(tr)
 	}
 	// join adds key k to trace ti, merging k's trace into it if k has one.
@@ -590,6 +641,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		a.open += b.open
 		a.truncated = a.truncated || b.truncated
 		a.unfinished += b.unfinished
+		a.index = min(a.index, b.index)
 		traces[other] = nil
 		free = append(free, other)
 		nopen--

@@ -157,24 +157,34 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	switch sub {
 	case "traces":
 		if asJSON {
-			out.WriteString("],\n")
-			tail, err := json.Marshal(mergeSummary(m))
+			out.WriteString("],\n\"inputs\":")
+			tail, err := json.Marshal(m.Inputs())
 			if err != nil {
 				return err
 			}
-			out.Write(tail[1:]) // the summary's fields continue the object
-			out.WriteString("\n")
+			out.Write(tail)
+			out.WriteString("}\n")
+		} else if err := m.WriteInputs(out); err != nil {
+			return err
 		}
 	case "stats":
 		if asJSON {
-			b, err := json.MarshalIndent(stats.JSON(reports), "", "  ")
+			doc := stats.JSON(reports)
+			in := m.Inputs()
+			doc.Inputs = &in
+			b, err := json.MarshalIndent(doc, "", "  ")
 			if err != nil {
 				return err
 			}
 			out.Write(b)
 			out.WriteString("\n")
-		} else if err := stats.WriteText(out, reports); err != nil {
-			return err
+		} else {
+			if err := stats.WriteText(out, reports); err != nil {
+				return err
+			}
+			if err := m.WriteInputs(out); err != nil {
+				return err
+			}
 		}
 	case "cut":
 		if !found {
@@ -207,25 +217,6 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 		return errors.New(strings.Join(msgs, "\n"))
 	}
 	return nil
-}
-
-// summary closes the JSON object of flow traces --json.
-type summary struct {
-	Nodes                []string `json:"nodes"`
-	OffsetsNs            []int64  `json:"clockOffsetsNs"`
-	ClockInconsistencies int      `json:"clockInconsistencies"`
-	Traces               int      `json:"traceCount"`
-	Incomplete           int      `json:"incompleteTraces"`
-	Errors               []string `json:"errors"`
-}
-
-func mergeSummary(m *flow.Merger) summary {
-	s := summary{Nodes: m.Nodes, OffsetsNs: m.Offsets, ClockInconsistencies: m.ClockInconsistencies,
-		Traces: m.TracesOut, Incomplete: m.IncompleteTraces, Errors: []string{}}
-	for _, e := range m.Errors {
-		s.Errors = append(s.Errors, e.Error())
-	}
-	return s
 }
 
 // progressBar draws the merge's progress on a terminal, at most ten times
