@@ -15,9 +15,9 @@ import (
 
 // Options configures Merge. The zero value (or nil) gives the defaults.
 type Options struct {
-	// Progress, if not nil, is called now and then during the merging
-	// pass with the number of events merged and the total counted in the
-	// first pass.
+	// Progress, if not nil, is called now and then: during the first
+	// pass with the events read so far and total -1, during the merging
+	// pass with the events merged and the total the first pass counted.
 	Progress func(done, total int64)
 }
 
@@ -74,6 +74,7 @@ type Merger struct {
 	// ClockInconsistencies counts message constraints no clock offsets
 	// satisfy.
 	ClockInconsistencies int
+	clock                *clockModel
 	// Errors are the inputs that failed (they count as finished from
 	// where they failed) and the damaged chunks skipped, each naming the
 	// file, the chunk and the byte offset.
@@ -161,6 +162,11 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for i := range minDelay {
 		minDelay[i] = noDelay
 	}
+	delays := make([]pairDelays, n*n) // fastest delay per time bucket
+	note := func(a, b int, send, d int64) {
+		minDelay[a*n+b] = min(minDelay[a*n+b], d)
+		noteSample(delays, n, a, b, send, d)
+	}
 	type receipt struct {
 		key  uint32
 		node uint16
@@ -235,6 +241,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		sp, i := &in.sp, in.i
 		m.Spans++
 		spans[i]++
+		if m.opts.Progress != nil && m.Spans%1024 == 0 {
+			m.opts.Progress(m.Events, -1)
+		}
 		m.Events += int64(len(sp.events))
 		noteNumbers(sp, &sends[i], seen)
 		keys = m.spanKeys(sp, keys[:0], true)
@@ -259,8 +268,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 						// more than the reordering of the time-aligned
 						// reading; the first one seen is the send.
 						if (*m.sendNode.at(int(k))) != uint16(i) {
-							d := &minDelay[int((*m.sendNode.at(int(k))))*n+i]
-							*d = min(*d, w-s)
+							note(int(*m.sendNode.at(int(k))), i, s, w-s)
 						}
 					} else {
 						pending.Append(receipt{k, uint16(i), w})
@@ -273,8 +281,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for j := range pending.Len() {
 		r := pending.Get(j)
 		if s := (*m.sendWall.at(int(r.key))); s != noDelay && (*m.sendNode.at(int(r.key))) != r.node {
-			d := &minDelay[int((*m.sendNode.at(int(r.key))))*n+int(r.node)]
-			*d = min(*d, r.wall-s)
+			note(int(*m.sendNode.at(int(r.key))), int(r.node), s, r.wall-s)
 		}
 	}
 	pending = paged[receipt]{}
@@ -304,6 +311,8 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		m.Offsets = make([]int64, n)
 	} else {
 		m.Offsets, m.ClockInconsistencies = estimateOffsets(n, minDelay, order)
+		settleAll(delays)
+		m.clock = buildClockModel(n, delays, m.Offsets, order)
 	}
 	m.inPass2 = true
 	for range m.ids.Len() {
@@ -659,7 +668,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		// The input whose next span ends first after clock correction.
 		var in *pass2Input
 		for _, c := range ins {
-			if c.have && (in == nil || c.sp.lastWall-m.Offsets[c.node] < in.sp.lastWall-m.Offsets[in.node]) {
+			if c.have && (in == nil || m.correct(c.node, c.sp.lastWall) < m.correct(in.node, in.sp.lastWall)) {
 				in = c
 			}
 		}
@@ -772,10 +781,24 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 	return ferr
 }
 
+// correct returns a raw wall time of a node in the common time: less the
+// node's clock offset at that time.
+func (m *Merger) correct(node uint16, wall int64) int64 {
+	off := m.Offsets[node]
+	if m.clock != nil {
+		off = m.clock.at(int(node), wall-off)
+	}
+	return wall - off
+}
+
+// OffsetAt returns node i's estimated clock offset at its raw wall time
+// wall, ns: corrected time = wall - offset.
+func (m *Merger) OffsetAt(i int, wall int64) int64 { return wall - m.correct(uint16(i), wall) }
+
 // event converts a raw event of input in.
 func (m *Merger) event(in *pass2Input, e *rawEvent, msg int32, seq uint32) Event {
 	ev := Event{
-		Nano: e.nano, Wall: e.wall - m.Offsets[in.node], RawWall: e.wall,
+		Nano: e.nano, Wall: m.correct(in.node, e.wall), RawWall: e.wall,
 		Msg: msg, Thread: e.thread, Span: in.span, Ordinal: in.sp.ordinal, Seq: seq,
 		Node: in.node, Kind: e.kind, Unfinished: in.sp.unfinished,
 	}

@@ -3,6 +3,7 @@ package flow
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -103,6 +104,18 @@ func openSource(in Input) (source, error) {
 		return nil, err
 	}
 	br := bufio.NewReaderSize(rc, 1<<20)
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		rc = struct {
+			io.Reader
+			io.Closer
+		}{zr, rc}
+		br = bufio.NewReaderSize(zr, 1<<20)
+	}
 	head, _ := br.Peek(4)
 	if bytes.Equal(head, jfrMagic) {
 		return newJFRSource(in.Name, br, rc), nil
