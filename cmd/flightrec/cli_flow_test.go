@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,5 +227,24 @@ func TestFlowTracesFilters(t *testing.T) {
 	code, _, errOut := runCmd(t, append([]string{"flow", "stats", "--progress"}, files...)...)
 	if code != 0 || !strings.Contains(string(errOut), "events") || !strings.Contains(string(errOut), "100%") {
 		t.Errorf("--progress: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestFlowExportCLI: flow export --otlp posts the traces to an OTLP/HTTP
+// receiver (analysis/flow/otlp's tests check the spans themselves).
+func TestFlowExportCLI(t *testing.T) {
+	var posts int
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts++
+		paths = append(paths, r.URL.Path)
+	}))
+	defer srv.Close()
+	code, out, errOut := runCmd(t, append([]string{"flow", "export", "--otlp", srv.URL, "--tag", "PUT"}, flowFiles("ex5", "A", "B", "C")...)...)
+	if code != 0 || posts != 1 || paths[0] != "/v1/traces" || !strings.HasPrefix(string(out), "exported 1 traces, 3 spans to "+srv.URL+"\n") {
+		t.Errorf("exit %d, %d posts %v, stdout %s, stderr %s", code, posts, paths, out, errOut)
+	}
+	if code, _, errOut := runCmd(t, append([]string{"flow", "export"}, flowFiles("ex5", "A")...)...); code != 2 || !strings.Contains(string(errOut), "--otlp") {
+		t.Errorf("export without --otlp: exit %d, %s", code, errOut)
 	}
 }

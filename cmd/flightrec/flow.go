@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/flightrec/flightrec/analysis/flow"
+	"github.com/flightrec/flightrec/analysis/flow/otlp"
 	"github.com/flightrec/flightrec/internal/cli"
 )
 
 var flowCmd = &cli.Command{
 	Name:      "flow",
-	UsageLine: "flow traces|stats|cut [flags] FILES...",
+	UsageLine: "flow traces|stats|cut|export [flags] FILES...",
 	Short:     "merge the message flow of several nodes into traces and statistics",
 	Long: `
 Flow reads one input per node, each a flightrec recording with flow events
@@ -40,6 +41,18 @@ per 100 ms from the fastest message each way, following drift and steps).
 	flow cut --message ID --out DIR FILES...
 		the span logs of that message's trace, DIR/<node>.txt; they say
 		their clocks are corrected, so they merge again to the same trace
+	flow export --otlp URL [traces filters] FILES...
+		sends the traces as OpenTelemetry spans: OTLP/HTTP protobuf to
+		URL/v1/traces (http://localhost:4318), or OTLP/gRPC to
+		grpc://host:port (without TLS). One OTLP trace per flow trace, one
+		span per node's handling of a message (start and end: its first
+		and last event), parented to the span that sent the message;
+		resource service.name = the node; attributes flightrec.node,
+		flightrec.goroutine, flightrec.message.id, flightrec.message.sent,
+		flightrec.message.tags, flightrec.trace.tags, flightrec.unfinished;
+		checkpoints as span events; status error for a discarded message
+		or a rejected hand-off. IDs derive from the trace's messages, so a
+		second export of the same recordings replaces the first.
 
 The trace log (message-flow-tracer's layout at microsecond precision):
 
@@ -98,6 +111,7 @@ number and two nodes in one recording are refused.`,
 		fs.Duration("min-duration", 0, "traces: only traces lasting at least this long")
 		fs.String("since", "", "traces: only traces starting at or after this RFC 3339 time")
 		fs.String("until", "", "traces: only traces starting before this RFC 3339 time")
+		fs.String("otlp", "", "export: the OTLP endpoint, http(s)://host:port[/path] or grpc://host:port")
 		fs.Bool("progress", false, "show a progress bar on standard error even when it is not a terminal")
 	},
 	Run: runFlow,
@@ -111,7 +125,7 @@ func flagString(fs *flag.FlagSet, name string) string { return fs.Lookup(name).V
 
 func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef("expected traces, stats or cut")
+		return cli.Usagef("expected traces, stats, cut or export")
 	}
 	sub, files := args[0], args[1:]
 	if len(files) == 0 {
@@ -123,7 +137,7 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 		Locks: flagBool(fs, "locks"), Interceptors: flagBool(fs, "interceptors"),
 	}
 	switch sub {
-	case "traces", "cut":
+	case "traces", "cut", "export":
 		if reports != (flow.Reports{}) {
 			return cli.Usagef("--messages, --traces, --locks and --interceptors are flags of flow stats")
 		}
@@ -132,7 +146,7 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 			reports = flow.Reports{Messages: true, Traces: true, Locks: true, Interceptors: true}
 		}
 	default:
-		return cli.Usagef("unknown flow command %q: expected traces, stats or cut", sub)
+		return cli.Usagef("unknown flow command %q: expected traces, stats, cut or export", sub)
 	}
 	var filter flow.Filter
 	filter.Tag, filter.Node = flagString(fs, "tag"), flagString(fs, "node")
@@ -149,8 +163,19 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 			*b.to = t.UnixNano()
 		}
 	}
-	if sub != "traces" && filter != (flow.Filter{}) {
-		return cli.Usagef("--tag, --node, --min-duration, --since and --until are flags of flow traces")
+	if sub != "traces" && sub != "export" && filter != (flow.Filter{}) {
+		return cli.Usagef("--tag, --node, --min-duration, --since and --until are flags of flow traces and flow export")
+	}
+	endpoint := flagString(fs, "otlp")
+	if (sub == "export") != (endpoint != "") {
+		return cli.Usagef("flow export needs --otlp URL, a flag of flow export only")
+	}
+	var exporter *otlp.Exporter
+	if sub == "export" {
+		var err error
+		if exporter, err = otlp.NewExporter(endpoint); err != nil {
+			return cli.Usagef("%v", err)
+		}
 	}
 	message, outDir := flagString(fs, "message"), flagString(fs, "out")
 	if sub == "cut" && (message == "" || outDir == "") {
@@ -206,6 +231,13 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 			stats.Add(t)
 			return ctx.Err()
 		}
+	case "export":
+		fn = func(t *flow.Trace) error {
+			if !filter.Match(t) {
+				return ctx.Err()
+			}
+			return exporter.Add(ctx, t)
+		}
 	case "cut":
 		fn = func(t *flow.Trace) error {
 			if found {
@@ -257,6 +289,14 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 			if err := m.WriteInputs(out); err != nil {
 				return err
 			}
+		}
+	case "export":
+		if err := exporter.Close(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "exported %d traces, %d spans to %s\n", exporter.Traces, exporter.Spans, endpoint)
+		if err := m.WriteInputs(out); err != nil {
+			return err
 		}
 	case "cut":
 		if !found {
