@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/hex"
 	"maps"
 	"slices"
 	"time"
@@ -24,6 +25,7 @@ type JSONEvent struct {
 // JSONTrace is a trace as the --json reports write it.
 type JSONTrace struct {
 	Index           int           `json:"index"`
+	TraceID         string        `json:"traceId"` // hex, as exported to OTLP
 	Tag             string        `json:"tag"`
 	Incomplete      bool          `json:"incomplete,omitempty"`
 	Inconsistencies int           `json:"inconsistencies,omitempty"`
@@ -32,6 +34,7 @@ type JSONTrace struct {
 	CriticalPath    []string      `json:"criticalPath"` // node names of the spans, first to last
 	Messages        []MessageLine `json:"messages"`
 	Events          []JSONEvent   `json:"events"`
+	Spans           []JSONSpan    `json:"spans"` // the span tree
 }
 
 // JSON returns the trace in its JSON form.
@@ -39,6 +42,8 @@ func (t *Trace) JSON() JSONTrace {
 	jt := JSONTrace{Index: t.Index, Tag: TraceTag(t), Incomplete: t.Incomplete, Inconsistencies: t.Inconsistencies,
 		UnfinishedSpans: t.UnfinishedSpans, DurationNs: t.Duration(),
 		Messages: t.MessageLines(), Events: make([]JSONEvent, len(t.Events))}
+	jt.TraceID = hex.EncodeToString(t.TraceID())
+	jt.Spans = t.jsonSpans()
 	for _, r := range t.CriticalPath() {
 		jt.CriticalPath = append(jt.CriticalPath, t.m.Nodes[r.Node])
 	}

@@ -49,7 +49,17 @@ func TestFlowTracesCLI(t *testing.T) {
 			DurationNs   int64    `json:"durationNs"`
 			CriticalPath []string `json:"criticalPath"`
 			Messages     []struct{ ID, From string }
-			Events       []struct {
+			TraceID      string `json:"traceId"`
+			Spans        []struct {
+				SpanID     string            `json:"spanId"`
+				ParentID   string            `json:"parentId"`
+				Node       string            `json:"node"`
+				StartNs    int64             `json:"startNs"`
+				EndNs      int64             `json:"endNs"`
+				DurationNs int64             `json:"durationNs"`
+				Attributes map[string]string `json:"attributes"`
+			} `json:"spans"`
+			Events []struct {
 				Node        string `json:"node"`
 				Type        string `json:"type"`
 				Payload     string `json:"payload"`
@@ -71,6 +81,13 @@ func TestFlowTracesCLI(t *testing.T) {
 		doc.Traces[0].DurationNs != 10_000_000 || strings.Join(doc.Traces[0].CriticalPath, ",") != "A,B,C" ||
 		doc.Traces[0].Events[1].MonotonicNs == 0 {
 		t.Errorf("json: %+v", doc)
+	}
+	// The span tree of PUT: A's span, B's under it, C's under B's.
+	if sp := doc.Traces[0].Spans; len(sp) != 3 || sp[0].Node != "A" || sp[0].ParentID != "" || sp[1].Node != "B" ||
+		sp[1].ParentID != sp[0].SpanID || sp[2].ParentID != sp[1].SpanID || len(sp[1].SpanID) != 16 || len(doc.Traces[0].TraceID) != 32 ||
+		sp[1].Attributes["message.id"] != "A|B|U0:8" || sp[1].Attributes["message.sent"] != "B|C|U0:3" ||
+		sp[1].StartNs != 1700000000101000000 || sp[1].DurationNs != 2_100_000 {
+		t.Errorf("span tree: %+v", sp)
 	}
 }
 
