@@ -213,6 +213,24 @@ func (s *Span) MessageTag(tag string) { s.text(flowspec.MessageTag, tag) }
 // TraceTag records the business meaning of the whole trace.
 func (s *Span) TraceTag(tag string) { s.text(flowspec.TraceTag, tag) }
 
+// SetAttr records a key/value attribute of the span, shown in the trace
+// log and the span tree and exported to OTLP as a span attribute.
+func (s *Span) SetAttr(key, value string) {
+	if s == nil {
+		return
+	}
+	var ev attrEvent
+	attrType.Begin(&ev)
+	if ev.ShouldCommit() {
+		ev.Span, ev.Thread, ev.Key, ev.Text = s.num, threadName(), key, value
+	}
+	ev.Commit()
+}
+
+// SetError records that the span's work failed, and why: the exported
+// span gets an error status with this message.
+func (s *Span) SetError(msg string) { s.text(flowspec.Error, msg) }
+
 // Stackpoint records the calling goroutine's stack. It is costly: for
 // debugging.
 func (s *Span) Stackpoint() {

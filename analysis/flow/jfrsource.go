@@ -80,6 +80,7 @@ type jfrClass struct {
 	isSpan, isNode                     bool
 	nonCausal, in, inText, out, outTxt int
 	name, number                       int
+	key                                int
 }
 
 func newJFRSource(name string, r io.Reader, c io.Closer) *jfrSource {
@@ -112,7 +113,7 @@ func (s *jfrSource) class(c *jfr.Class) *jfrClass {
 			nonCausal: c.FieldIndex(flowspec.FieldNonCausal), in: c.FieldIndex(flowspec.FieldIncoming),
 			inText: c.FieldIndex(flowspec.FieldIncomingText), out: c.FieldIndex(flowspec.FieldOutgoing),
 			outTxt: c.FieldIndex(flowspec.FieldOutgoingText), name: c.FieldIndex(flowspec.FieldNodeName),
-			number: c.FieldIndex(flowspec.FieldNodeNumber),
+			number: c.FieldIndex(flowspec.FieldNodeNumber), key: c.FieldIndex(flowspec.FieldKey),
 		}
 	}
 	s.classes[c] = jc
@@ -271,6 +272,10 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		js.buf = appendID(js.buf, f, jc.msg, jc.msgText)
 		e.msg = [2]int{start, len(js.buf)}
 		start = len(js.buf)
+		if jc.key >= 0 && !f[jc.key].IsNull() {
+			js.buf = f[jc.key].AppendText(js.buf)
+			js.buf = append(js.buf, '=')
+		}
 		if jc.text >= 0 && !f[jc.text].IsNull() {
 			js.buf = f[jc.text].AppendText(js.buf)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"slices"
+	"strings"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
@@ -12,15 +13,20 @@ import (
 // SpanInfo is one span of a trace: the work of one node for at most one
 // incoming message, as the span tree of --json and the OTLP export show it.
 type SpanInfo struct {
-	Ref                                        SpanRef
-	Parent                                     int // index in Spans of the span that sent In (or, for a non-causal span, its first message), -1 none
-	Start, End                                 int64
-	In                                         int32    // message key handled or discarded, -1 none
-	Thread                                     string   // goroutine of its first event
-	Sent                                       []string // message IDs it sent
-	Tags                                       []string // message tags
-	TraceTags                                  []string
-	Checkpoints                                []Event
+	Ref SpanRef
+	// Parent is the index in Spans of the span that sent In (for a
+	// non-causal span, its first message), -1 none.
+	Parent      int
+	Start, End  int64
+	In          int32    // message key handled or discarded, -1 none
+	Thread      string   // goroutine of its first event
+	Sent        []string // message IDs it sent
+	Tags        []string // message tags
+	TraceTags   []string
+	Checkpoints []Event
+	Attrs       [][2]string // SetAttr's key/value pairs, in order
+	Error       string      // SetError's message
+
 	Discarded, Rejected, Unfinished, NonCausal bool
 }
 
@@ -71,6 +77,11 @@ func (t *Trace) Spans() []SpanInfo {
 			s.TraceTags = append(s.TraceTags, e.Text)
 		case flowspec.Checkpoint:
 			s.Checkpoints = append(s.Checkpoints, *e)
+		case flowspec.Attribute:
+			k, v, _ := strings.Cut(e.Text, "=")
+			s.Attrs = append(s.Attrs, [2]string{k, v})
+		case flowspec.Error:
+			s.Error = e.Text
 		}
 	}
 	for j := range spans {
@@ -155,6 +166,9 @@ func (t *Trace) jsonSpans() []JSONSpan {
 		if s.Unfinished {
 			js.Attributes["unfinished"] = "true"
 		}
+		for _, kv := range s.Attrs {
+			js.Attributes[kv[0]] = kv[1]
+		}
 		js.Error = s.ErrorText()
 		out[i] = js
 	}
@@ -164,6 +178,8 @@ func (t *Trace) jsonSpans() []JSONSpan {
 // ErrorText says why the span failed, or "".
 func (s *SpanInfo) ErrorText() string {
 	switch {
+	case s.Error != "":
+		return s.Error
 	case s.Discarded:
 		return "message discarded"
 	case s.Rejected:

@@ -22,6 +22,8 @@ const (
 	MessageTag           // business meaning of the message being handled
 	TraceTag             // business meaning of the whole trace
 	NonCausalSend        // a send not caused by the span's message (retransmission, heartbeat)
+	Attribute            // a key/value attribute of the span
+	Error                // the span's work failed: the text says why
 	NumKinds
 )
 
@@ -44,6 +46,8 @@ var LogName = [NumKinds]string{
 	MessageTag:      "MsgTag",
 	TraceTag:        "FlowTag",
 	NonCausalSend:   "Retransmission",
+	Attribute:       "Attribute",
+	Error:           "Error",
 }
 
 // KindOfLogName returns the kind a span log names, or Invalid. MsgProcStart
@@ -81,8 +85,12 @@ const (
 	FieldMessageText = "messageText"
 	// FieldToken is a long identifying the hand-off token.
 	FieldToken = "token"
-	// FieldText is a String: checkpoint text, stack, tag.
+	// FieldText is a String: checkpoint text, stack, tag, attribute
+	// value, error message.
 	FieldText = "text"
+	// FieldKey is the String key of an Attribute event. A span log
+	// writes an attribute's payload as key=value.
+	FieldKey = "key"
 
 	// Fields of the span record.
 	FieldNonCausal    = "nonCausal"    // boolean
@@ -169,6 +177,8 @@ var Events = []EventType{
 	ev("flightrec.flow.MessageTag", "Message Tag", MessageTag, textF),
 	ev("flightrec.flow.TraceTag", "Trace Tag", TraceTag, textF),
 	ev("flightrec.flow.NonCausalSend", "Non-causal Send", NonCausalSend, msgF, msgTextF),
+	ev("flightrec.flow.Attribute", "Span Attribute", Attribute, Field{FieldKey, String, "Key"}, textF),
+	ev("flightrec.flow.Error", "Span Error", Error, textF),
 	{Name: SpanEvent, Label: "Flow Span", Fields: []Field{
 		spanF,
 		{FieldNonCausal, Boolean, "Non-causal"},

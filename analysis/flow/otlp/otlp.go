@@ -66,6 +66,9 @@ func Convert(t *flow.Trace) []*tracepb.ResourceSpans {
 		if len(s.TraceTags) > 0 {
 			ps.Attributes = append(ps.Attributes, strs(AttrTraceTags, s.TraceTags))
 		}
+		for _, kv := range s.Attrs {
+			ps.Attributes = append(ps.Attributes, str(kv[0], kv[1]))
+		}
 		if s.Unfinished {
 			ps.Attributes = append(ps.Attributes, &commonpb.KeyValue{Key: AttrUnfinish, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: true}}})
 		}
