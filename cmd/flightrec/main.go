@@ -37,7 +37,9 @@ func guarded(c *cli.Command) *cli.Command {
 }
 
 func commands() []*cli.Command {
-	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd}
+	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
+		exportCmd, // issue 15: export pprof|perfetto
+	}
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
 	}
