@@ -11,6 +11,7 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	golang.org/x/tools v0.51.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

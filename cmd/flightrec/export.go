@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/flightrec/flightrec/analysis/flow"
+	"github.com/flightrec/flightrec/export/perfetto"
 	"github.com/flightrec/flightrec/export/pprof"
 	"github.com/flightrec/flightrec/internal/cli"
 	"github.com/flightrec/flightrec/jfr"
@@ -141,6 +142,27 @@ func writeFile(name string, write func(w io.Writer) error) (err error) {
 	return write(f)
 }
 
-var errNotYet = errors.New("not built yet")
-
-func exportPerfetto(fs *flag.FlagSet, files []string, out string) error { return errNotYet }
+func exportPerfetto(fs *flag.FlagSet, files []string, out string) error {
+	var format perfetto.Format
+	switch f := flagString(fs, "format"); f {
+	case "proto":
+		format = perfetto.Proto
+	case "json":
+		format = perfetto.JSON
+	default:
+		return cli.Usagef("unknown --format %q: expected proto or json", f)
+	}
+	recs, closeAll, err := openAll(files)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	inputs := make([]perfetto.Input, len(recs))
+	for i, r := range recs {
+		fin := flow.FileInput(r.name)
+		inputs[i] = perfetto.Input{Name: r.name, Reader: r.Reader, Flow: &fin}
+	}
+	return writeFile(out, func(w io.Writer) error {
+		return perfetto.Write(w, inputs, perfetto.Options{Format: format})
+	})
+}
