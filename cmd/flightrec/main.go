@@ -38,7 +38,7 @@ func guarded(c *cli.Command) *cli.Command {
 
 func commands() []*cli.Command {
 	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
-		exportCmd, // issue 15: export pprof|perfetto
+		exportCmd, viewCmd, // issue 15: export pprof|perfetto, view
 	}
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
