@@ -39,6 +39,7 @@ type Server struct {
 // Overview.
 func NewServer(ix *Index, indexTime time.Duration) *Server {
 	s := &Server{ix: ix, indexTime: indexTime, mux: http.NewServeMux()}
+	go ix.byThread() // the timeline's lists, before the first request needs them
 	sub, _ := fs.Sub(static, "static")
 	s.mux.Handle("GET /", http.FileServerFS(sub))
 	s.api("GET /api/summary", s.summary)
