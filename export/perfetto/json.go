@@ -79,10 +79,15 @@ func (m *model) writeJSON(w io.Writer) error {
 			}
 			b = append(b, `,"name":`...)
 			b = appendJSONString(b, it.name)
-			b = appendArgs(b, it.args)
+			if a := m.args(it); len(a) > 0 {
+				b = append(b, `,"args":{`...)
+				b = append(b, a[1:]...) // each starts with a comma
+				b = append(b, '}')
+			}
 			b = append(b, '}')
 			emit()
-			for k, f := range [2][]uint64{it.flowOut, it.flowIn} {
+			l := m.linksOf(it, false)
+			for k, f := range [2][]uint64{l.out, l.in} {
 				for _, id := range f {
 					ph := "s" // a flow starts at a send, ends ("f") at a receipt
 					if k == 1 {
@@ -139,27 +144,18 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-func appendArgs(b []byte, args []arg) []byte {
-	if len(args) == 0 {
-		return b
+// appendJSONArg appends `,"name":value`.
+func appendJSONArg(b []byte, a arg) []byte {
+	b = append(b, ',')
+	b = appendJSONString(b, a.name)
+	b = append(b, ':')
+	switch a.kind {
+	case 'i':
+		return strconv.AppendInt(b, a.i, 10)
+	case 'f':
+		return appendFloat(b, a.f)
 	}
-	b = append(b, `,"args":{`...)
-	for i, a := range args {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, a.name)
-		b = append(b, ':')
-		switch a.kind {
-		case 'i':
-			b = strconv.AppendInt(b, a.i, 10)
-		case 'f':
-			b = appendFloat(b, a.f)
-		default:
-			b = appendJSONString(b, a.s)
-		}
-	}
-	return append(b, '}')
+	return appendJSONString(b, a.s)
 }
 
 // start returns the earliest timestamp of the trace.

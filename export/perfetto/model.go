@@ -40,7 +40,7 @@ type Options struct {
 // Write converts the inputs and writes the trace to w. A read error stops
 // it before anything is written; it names the file, chunk and offset.
 func Write(w io.Writer, inputs []Input, opts Options) error {
-	m, err := build(inputs)
+	m, err := build(inputs, opts.Format)
 	if err != nil {
 		return err
 	}
@@ -59,20 +59,37 @@ type arg struct {
 	s    string
 }
 
-// item is a slice (end >= start) or an instant (end < 0).
+// item is a slice (end >= start) or an instant (end < 0). Its debug
+// annotations are encoded for the output format as they are read, into
+// the model's args buffer (a few bytes per field instead of a value each).
 type item struct {
 	start, end int64
 	name       string
-	args       []arg
-	flowOut    []uint64
-	flowIn     []uint64
+	args       [2]int // argBuf[args[0]:args[1]]
+	links      int32  // 1 + index into model.links, 0 for none: few events have flow arrows
+}
+
+// links are the flow ids an event starts and ends.
+type links struct{ out, in []uint64 }
+
+// linksOf returns an item's flow ids, making room for them if add.
+func (m *model) linksOf(it *item, add bool) *links {
+	if it.links == 0 {
+		if !add {
+			return &links{}
+		}
+		m.links = append(m.links, links{})
+		it.links = int32(len(m.links))
+	}
+	return &m.links[it.links-1]
 }
 
 // track is a thread's track or an event type's track in a process.
 type track struct {
 	proc   int
 	name   string
-	tid    int // 0 for a track that is not a thread
+	tid    int  // 0 for a track that is not a thread
+	flow   bool // made by the flow merge, on corrected time
 	items  []item
 	lanes  []int // items' lanes, after layout
 	nLanes int
@@ -90,6 +107,9 @@ type point struct {
 }
 
 type model struct {
+	links    []links
+	format   Format
+	argBuf   []byte
 	procs    []string
 	tracks   []*track
 	counters []*counter
@@ -143,17 +163,15 @@ func isFlowType(name string) bool {
 
 func fileError(name string, err error) error { return fmt.Errorf("%s: %w", name, err) }
 
-func build(inputs []Input) (*model, error) {
-	m := &model{byKey: map[string]int{}}
+func build(inputs []Input, format Format) (*model, error) {
+	m := &model{byKey: map[string]int{}, format: format}
 	hasFlow := false
-	raw := make([][]rawEvent, len(inputs))
 	for i, in := range inputs {
 		m.procs = append(m.procs, in.Name)
-		evs, flows, err := m.read(i, in)
+		flows, err := m.read(i, in)
 		if err != nil {
 			return nil, err
 		}
-		raw[i] = evs
 		hasFlow = hasFlow || flows
 	}
 	offsets := make([]int64, len(inputs))
@@ -162,25 +180,16 @@ func build(inputs []Input) (*model, error) {
 			return nil, err
 		}
 	}
-	for i := range raw {
-		m.place(i, raw[i], offsets[i])
-	}
+	m.correct(offsets)
 	for _, t := range m.tracks {
 		t.layout()
 	}
 	return m, nil
 }
 
-// rawEvent is an event read, before clock correction.
-type rawEvent struct {
-	track   *track // nil for a counter sample
-	counter *counter
-	item    item
-}
-
 // read reads one recording's events; flows tells whether it has flow
 // events (which are left to the merge).
-func (m *model) read(proc int, in Input) (out []rawEvent, flows bool, err error) {
+func (m *model) read(proc int, in Input) (flows bool, err error) {
 	var ev jfr.Event
 	type plan struct {
 		skip     bool
@@ -193,10 +202,10 @@ func (m *model) read(proc int, in Input) (out []rawEvent, flows bool, err error)
 	for {
 		err := in.Reader.ReadEvent(&ev)
 		if errors.Is(err, io.EOF) {
-			return out, flows, nil
+			return flows, nil
 		}
 		if err != nil {
-			return nil, false, fileError(in.Name, err)
+			return false, fileError(in.Name, err)
 		}
 		p := plans[ev.Type]
 		if p == nil {
@@ -230,13 +239,13 @@ func (m *model) read(proc int, in Input) (out []rawEvent, flows bool, err error)
 		t := clock.Nanos(ev.StartTicks())
 		if p.metric[0] >= 0 && p.metric[1] >= 0 {
 			c := m.counter(proc, jfrstack.Text(ev.Fields[p.metric[0]]))
-			out = append(out, rawEvent{counter: c, item: item{start: t, end: -1, args: []arg{{kind: 'f', f: ev.Fields[p.metric[1]].Float()}}}})
+			c.points = append(c.points, point{t, number(ev.Fields[p.metric[1]])})
 			continue
 		}
 		if len(p.counters) > 0 {
 			for _, i := range p.counters {
 				c := m.counter(proc, ev.Type.Name+"."+ev.Type.Fields[i].Name)
-				out = append(out, rawEvent{counter: c, item: item{start: t, end: -1, args: []arg{{kind: 'f', f: number(ev.Fields[i])}}}})
+				c.points = append(c.points, point{t, number(ev.Fields[i])})
 			}
 			continue
 		}
@@ -254,12 +263,14 @@ func (m *model) read(proc int, in Input) (out []rawEvent, flows bool, err error)
 		if d := ev.DurationTicks(); d > 0 {
 			it.end = t + int64(clock.Duration(d))
 		}
+		it.args[0] = len(m.argBuf)
 		for _, i := range p.args {
 			if a, ok := argOf(ev.Type.Fields[i].Name, ev.Fields[i]); ok {
-				it.args = append(it.args, a)
+				m.addArg(a)
 			}
 		}
-		out = append(out, rawEvent{track: tr, item: it})
+		it.args[1] = len(m.argBuf)
+		tr.items = append(tr.items, it)
 	}
 }
 
@@ -306,19 +317,38 @@ func argOf(name string, v jfr.Value) (arg, bool) {
 	return arg{name: name, kind: 'i', i: v.Int()}, true
 }
 
-// place adds a recording's events, their times corrected by offset.
-func (m *model) place(proc int, evs []rawEvent, offset int64) {
-	for _, e := range evs {
-		it := e.item
-		it.start -= offset
-		if it.end >= 0 {
-			it.end -= offset
-		}
-		if e.counter != nil {
-			e.counter.points = append(e.counter.points, point{it.start, it.args[0].f})
+// addArg encodes a debug annotation for the output format.
+func (m *model) addArg(a arg) {
+	if m.format == JSON {
+		m.argBuf = appendJSONArg(m.argBuf, a)
+	} else {
+		m.argBuf = appendProtoArg(m.argBuf, a)
+	}
+}
+
+// args returns an item's encoded annotations.
+func (m *model) args(it *item) []byte { return m.argBuf[it.args[0]:it.args[1]] }
+
+// correct moves each recording's events by its node's clock offset (the
+// flow tracks were made on corrected time already).
+func (m *model) correct(offsets []int64) {
+	for _, t := range m.tracks {
+		off := offsets[t.proc]
+		if t.flow || off == 0 {
 			continue
 		}
-		e.track.items = append(e.track.items, it)
+		for i := range t.items {
+			it := &t.items[i]
+			it.start -= off
+			if it.end >= 0 {
+				it.end -= off
+			}
+		}
+	}
+	for _, c := range m.counters {
+		for i := range c.points {
+			c.points[i].t -= offsets[c.proc]
+		}
 	}
 }
 
@@ -398,11 +428,14 @@ func (m *model) addTrace(tr *flow.Trace) {
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		t := m.track(int(e.Node), "flow:"+tr.ThreadName(e), "flow "+tr.ThreadName(e), true)
-		it := item{start: e.Wall, end: -1, name: flow.KindName(e.Kind),
-			args: []arg{{name: "trace", kind: 'i', i: int64(tr.Index)}}}
+		t.flow = true
+		it := item{start: e.Wall, end: -1, name: flow.KindName(e.Kind)}
+		it.args[0] = len(m.argBuf)
+		m.addArg(arg{name: "trace", kind: 'i', i: int64(tr.Index)})
 		if p := tr.Payload(e); p != "" {
-			it.args = append(it.args, arg{name: "payload", kind: 's', s: p})
+			m.addArg(arg{name: "payload", kind: 's', s: p})
 		}
+		it.args[1] = len(m.argBuf)
 		t.items = append(t.items, it)
 		ref := end{t, len(t.items) - 1}
 		if e.Msg < 0 {
@@ -426,8 +459,10 @@ func (m *model) addTrace(tr *flow.Trace) {
 		for _, r := range rs {
 			for _, s := range ss {
 				m.flows++
-				s.tr.items[s.item].flowOut = append(s.tr.items[s.item].flowOut, m.flows)
-				r.tr.items[r.item].flowIn = append(r.tr.items[r.item].flowIn, m.flows)
+				out := m.linksOf(&s.tr.items[s.item], true)
+				out.out = append(out.out, m.flows)
+				in := m.linksOf(&r.tr.items[r.item], true)
+				in.in = append(in.in, m.flows)
 			}
 		}
 	}

@@ -30,6 +30,7 @@ type decoded struct {
 	values   int // counter values
 	flowOut  map[uint64]uint64
 	flowIn   map[uint64]uint64 // flow id -> timestamp
+	annots   map[string]int    // debug annotation name -> count
 }
 
 // fields splits a message into (number, type, raw value) triples.
@@ -75,7 +76,7 @@ func fields(t *testing.T, b []byte, fn func(num protowire.Number, typ protowire.
 func decode(t *testing.T, data []byte) *decoded {
 	t.Helper()
 	d := &decoded{tracks: map[uint64]string{}, parents: map[uint64]uint64{}, procs: map[uint64]string{}, counters: map[uint64]bool{},
-		begins: map[string]int{}, instants: map[string]int{}, flowOut: map[uint64]uint64{}, flowIn: map[uint64]uint64{}}
+		begins: map[string]int{}, instants: map[string]int{}, flowOut: map[uint64]uint64{}, flowIn: map[uint64]uint64{}, annots: map[string]int{}}
 	open := map[uint64][]string{}
 	var last uint64
 	fields(t, data, func(num protowire.Number, _ protowire.Type, pkt []byte, _ uint64) {
@@ -137,6 +138,12 @@ func decode(t *testing.T, data []byte) *decoded {
 						flows = append(flows, x)
 					case eventTerminatingFlowID:
 						terms = append(terms, x)
+					case eventDebugAnnotations:
+						fields(t, v, func(num protowire.Number, _ protowire.Type, v []byte, _ uint64) {
+							if num == annotationName {
+								d.annots[string(v)]++
+							}
+						})
 					}
 				})
 				if _, ok := d.tracks[track]; !ok {
@@ -220,6 +227,10 @@ func TestJDKRecordingProto(t *testing.T) {
 	if d.instants["jdk.ExecutionSample"] != instant["jdk.ExecutionSample"] || instant["jdk.ExecutionSample"] == 0 {
 		t.Errorf("jdk.ExecutionSample: %d instants, want %d", d.instants["jdk.ExecutionSample"], instant["jdk.ExecutionSample"])
 	}
+	// Fields become annotations: every GC phase has its gcId.
+	if d.annots["gcId"] < timed["jdk.GCPhaseParallel"] {
+		t.Errorf("%d gcId annotations for %d GC phases", d.annots["gcId"], timed["jdk.GCPhaseParallel"])
+	}
 	if len(d.procs) != 1 || d.procs[procUUID(0)] != "jdk17.jfr" {
 		t.Errorf("processes %v", d.procs)
 	}
@@ -289,6 +300,7 @@ func TestJDKRecordingJSON(t *testing.T) {
 	}
 	timed, _ := counts(t, data)
 	x := map[string]int{}
+	args := 0
 	type lane struct{ pid, tid int }
 	ends := map[lane][]float64{}
 	for _, e := range doc.TraceEvents {
@@ -296,6 +308,9 @@ func TestJDKRecordingJSON(t *testing.T) {
 			continue
 		}
 		x[e.Name]++
+		if len(e.Args) > 3 {
+			args++
+		}
 		// Slices of one thread nest: each starts after the enclosing ones
 		// have ended or ends within them.
 		st := ends[lane{e.Pid, e.Tid}]
@@ -306,6 +321,9 @@ func TestJDKRecordingJSON(t *testing.T) {
 			t.Fatalf("slice %s at %.3f+%.3f overlaps its enclosing slice ending %.3f", e.Name, e.Ts, e.Dur, st[len(st)-1])
 		}
 		ends[lane{e.Pid, e.Tid}] = append(st, e.Ts+e.Dur)
+	}
+	if args == 0 {
+		t.Error("no slice has args")
 	}
 	if x["test.AllTypes"] != timed["test.AllTypes"] || timed["test.AllTypes"] == 0 {
 		t.Errorf("test.AllTypes: %d X events, want %d", x["test.AllTypes"], timed["test.AllTypes"])
@@ -412,6 +430,9 @@ func TestFlowArrows(t *testing.T) {
 		t.Errorf("processes %v", d.procs)
 	}
 	protocDecode(t, convert(t, inputs(), Proto))
+	if d.annots["payload"] == 0 || d.annots["trace"] == 0 {
+		t.Errorf("flow events without their annotations: %v", d.annots)
+	}
 	if d.instants["Incoming"] != 2 || d.instants["ODStarted"] != 2 {
 		t.Errorf("instants %v", d.instants)
 	}
@@ -447,5 +468,25 @@ func TestTruncatedInput(t *testing.T) {
 	var fe *jfr.FormatError
 	if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), "cut.jfr: chunk 0, byte offset") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestClockCorrection: a node's own events move by its clock offset; the
+// flow tracks, made on corrected time, and other nodes' events stay.
+func TestClockCorrection(t *testing.T) {
+	m := &model{byKey: map[string]int{}}
+	a := m.track(0, "t", "t", true)
+	b := m.track(1, "t", "t", true)
+	f := m.track(1, "flow:t", "flow t", true)
+	f.flow = true
+	a.items = []item{{start: 100, end: 200}}
+	b.items = []item{{start: 100, end: 200}, {start: 150, end: -1}}
+	f.items = []item{{start: 100, end: -1}}
+	c := m.counter(1, "x")
+	c.points = []point{{t: 100, v: 1}}
+	m.correct([]int64{0, 30})
+	if a.items[0].start != 100 || b.items[0].start != 70 || b.items[0].end != 170 || b.items[1].start != 120 || b.items[1].end != -1 ||
+		f.items[0].start != 100 || c.points[0].t != 70 {
+		t.Errorf("after correction: a %v, b %v, flow %v, counter %v", a.items, b.items, f.items, c.points)
 	}
 }

@@ -224,27 +224,31 @@ func (m *model) appendEvent(b []byte, e entry) []byte {
 		return b
 	}
 	b = appendString(b, eventName, it.name)
-	var a []byte
-	for _, x := range it.args {
-		a = appendString(a[:0], annotationName, x.name)
-		switch x.kind {
-		case 'i':
-			a = appendVarint(a, annotationInt, uint64(x.i))
-		case 'f':
-			a = protowire.AppendTag(a, annotationDouble, protowire.Fixed64Type)
-			a = protowire.AppendFixed64(a, math.Float64bits(x.f))
-		case 's':
-			a = appendString(a, annotationString, x.s)
-		}
-		b = appendMsg(b, eventDebugAnnotations, a)
-	}
-	for _, id := range it.flowOut {
+	b = append(b, m.args(it)...)
+	l := m.linksOf(it, false)
+	for _, id := range l.out {
 		b = protowire.AppendTag(b, eventFlowIDs, protowire.Fixed64Type)
 		b = protowire.AppendFixed64(b, id)
 	}
-	for _, id := range it.flowIn {
+	for _, id := range l.in {
 		b = protowire.AppendTag(b, eventTerminatingFlowID, protowire.Fixed64Type)
 		b = protowire.AppendFixed64(b, id)
 	}
 	return b
+}
+
+// appendProtoArg appends a TrackEvent.debug_annotations field.
+func appendProtoArg(b []byte, x arg) []byte {
+	var a [128]byte
+	d := appendString(a[:0], annotationName, x.name)
+	switch x.kind {
+	case 'i':
+		d = appendVarint(d, annotationInt, uint64(x.i))
+	case 'f':
+		d = protowire.AppendTag(d, annotationDouble, protowire.Fixed64Type)
+		d = protowire.AppendFixed64(d, math.Float64bits(x.f))
+	case 's':
+		d = appendString(d, annotationString, x.s)
+	}
+	return appendMsg(b, eventDebugAnnotations, d)
 }
