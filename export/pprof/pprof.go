@@ -34,9 +34,6 @@ type Options struct {
 	Weight string
 	// Threads labels each sample with its thread ("thread").
 	Threads bool
-	// From and To, if non-zero, keep the events that start in [From, To)
-	// (nanoseconds since the Unix epoch).
-	From, To int64
 }
 
 // DefaultTypes are the types exported when Options.Types is empty.
@@ -239,12 +236,6 @@ func (c *converter) read(file int, in Input) error {
 		p := c.plan(ev.Type)
 		if p == nil {
 			continue
-		}
-		if c.opts.From != 0 || c.opts.To != 0 {
-			t := ev.Chunk.Clock().Nanos(ev.StartTicks())
-			if t < c.opts.From || (c.opts.To != 0 && t >= c.opts.To) {
-				continue
-			}
 		}
 		c.add(file, p, &ev)
 	}

@@ -320,3 +320,30 @@ func TestRefusesForeignHost(t *testing.T) {
 		t.Errorf("a request for another host got %d", resp.StatusCode)
 	}
 }
+
+// TestFirstPaintBig measures, on the large recording named by
+// FLIGHTREC_BIG (bench/compare.sh builds one), the time from the start of
+// indexing to the Overview drawn with data, and each page's first paint
+// and API replies as the browser saw them. It logs; it does not fail on
+// the timings, which depend on the machine.
+func TestFirstPaintBig(t *testing.T) {
+	big := os.Getenv("FLIGHTREC_BIG")
+	if big == "" {
+		t.Skip("FLIGHTREC_BIG is not set")
+	}
+	start := time.Now()
+	s := newSession(t, big)
+	indexed := time.Since(start)
+	s.open("overview", "overview")
+	t.Logf("index %v, overview drawn %v after the start", indexed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	for _, p := range []string{"flame", "timeline", "events"} {
+		t0 := time.Now()
+		s.open(p, p)
+		t.Logf("%s drawn in %v", p, time.Since(t0).Round(time.Millisecond))
+		for _, e := range eval[[]string](s, `performance.getEntriesByType('resource').filter(e => e.name.includes('/api/')).map(e => e.name.replace(location.origin, '') + ' ' + Math.round(e.duration) + ' ms')`) {
+			t.Log("  ", e)
+		}
+		s.check(p + "-big")
+		eval[bool](s, `performance.clearResourceTimings(); true`)
+	}
+}
