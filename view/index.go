@@ -545,6 +545,11 @@ func (ix *Index) finish() {
 	ix.Events = len(ix.t)
 	span := max(ix.End-ix.Start, 1)
 	for _, t := range ix.Types {
+		// A type with a stackTrace field whose stacks are all empty (the
+		// setting was off) is not offered for flame graphs.
+		if t.Stack {
+			t.Stack = slices.ContainsFunc(t.events, func(e int32) bool { return ix.stack[e] != 0 })
+		}
 		slices.SortStableFunc(t.events, func(a, b int32) int { return cmp.Compare(ix.t[a], ix.t[b]) })
 		for _, e := range t.events {
 			b := int((ix.t[e] - ix.Start) * histBuckets / span)

@@ -65,6 +65,21 @@ const MinShare = 1.0 / 2000
 // errWeight is returned for a weight no selected type has.
 var errWeight = errors.New("no selected type has that numeric field")
 
+// DefaultFlameType is the type a flame graph shows first: CPU samples if
+// the recordings have them, else the most frequent type with stacks.
+func (ix *Index) DefaultFlameType() *Type {
+	if t := ix.Type("jdk.ExecutionSample"); t != nil && t.Stack {
+		return t
+	}
+	var best *Type
+	for _, t := range ix.Types {
+		if t.Stack && (best == nil || t.Count > best.Count) {
+			best = t
+		}
+	}
+	return best
+}
+
 // Flame aggregates the stacks of the selected stack-carrying events,
 // weighted by count, "duration" or a numeric field; invert builds it
 // bottom-up (leaf functions at the root).

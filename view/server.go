@@ -254,11 +254,8 @@ func (s *Server) flame(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if len(f.Types) == 0 {
-		for _, t := range s.ix.Types {
-			if t.Stack && t.Count > 0 {
-				f.Types = append(f.Types, t)
-				break
-			}
+		if t := s.ix.DefaultFlameType(); t != nil {
+			f.Types = append(f.Types, t)
 		}
 	}
 	start := time.Now()

@@ -273,15 +273,19 @@ func TestPagesGoAndFlow(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(exe, "demo", "--duration", "1s", "--requests", "5")
+	cmd := exec.Command(exe, "demo", "--duration", "2s", "--requests", "5")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("flightrec demo: %v\n%s", err, out)
 	}
 	s := newSession(t, filepath.Join(dir, "demo.jfr"))
 	s.open("flame", "flame")
-	if names := eval[string](s, `document.querySelector('#flame-types').textContent`); !strings.Contains(names, "jdk.ExecutionSample") {
-		t.Errorf("flame types %q", names)
+	// CPU samples first, Go frames by their full names.
+	if sel := eval[string](s, `[...document.querySelector('#flame-types').selectedOptions].map(o => o.value).join()`); sel != "jdk.ExecutionSample" {
+		t.Errorf("flame graph shows %q first", sel)
+	}
+	if total := eval[int64](s, `+document.querySelector('#flame').dataset.total`); total != s.ix.Type("jdk.ExecutionSample").Count {
+		t.Errorf("flame total %d, want %d samples", total, s.ix.Type("jdk.ExecutionSample").Count)
 	}
 	s.check("flame-go")
 	s.open("overview", "overview")

@@ -150,7 +150,8 @@ async function flame() {
     ready('flame');
     return;
   }
-  const sel = (params.types || stackTypes[0].name).split(',');
+  const cpu = stackTypes.find((t) => t.name === 'jdk.ExecutionSample');
+  const sel = (params.types || (cpu || stackTypes[0]).name).split(',');
   const typeSel = el('select', { id: 'flame-types', multiple: true, size: Math.min(6, stackTypes.length) },
     stackTypes.map((t) => el('option', { value: t.name, selected: sel.includes(t.name) }, `${t.name} (${fmt.n(t.count)})`)));
   typeSel.addEventListener('change', () => update({ types: [...typeSel.selectedOptions].map((o) => o.value).join(','), weight: '' }));
