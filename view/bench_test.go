@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/flightrec/flightrec/jfr"
@@ -34,6 +35,7 @@ func BenchmarkIndex(b *testing.B) {
 		b.Fatal(err)
 	}
 	var heap float64
+	cpu0 := cpuTime()
 	for b.Loop() {
 		ix, err := Open([]string{path})
 		if err != nil {
@@ -50,6 +52,19 @@ func BenchmarkIndex(b *testing.B) {
 	}
 	b.ReportMetric(heap/float64(st.Size()), "heap/file-byte")
 	b.ReportMetric(float64(st.Size())/1e6, "file-MB")
+	// CPU time (all threads) per index: on a shared machine the wall time
+	// depends on the other load; this does not (the GCs between runs
+	// count a little).
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+}
+
+// cpuTime returns the process's user and system CPU time in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkPeerDecode decodes every event of the recording on one
@@ -61,6 +76,7 @@ func BenchmarkPeerDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cpu0 := cpuTime()
 	for b.Loop() {
 		r := jfr.NewBytesReader(data, nil)
 		var ev jfr.Event
@@ -74,6 +90,7 @@ func BenchmarkPeerDecode(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkPeerJDKLoad runs the JDK's own load of the recording
