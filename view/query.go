@@ -39,6 +39,18 @@ func (ix *Index) each(t *Type, f Filter, fn func(e int32)) {
 	}
 }
 
+// countIn returns the number of events of t starting in [from, to)
+// (to 0: unbounded).
+func (ix *Index) countIn(t *Type, from, to int64) int {
+	evs := t.events
+	lo := sort.Search(len(evs), func(i int) bool { return ix.t[evs[i]] >= from })
+	hi := len(evs)
+	if to != 0 {
+		hi = sort.Search(len(evs), func(i int) bool { return ix.t[evs[i]] >= to })
+	}
+	return max(hi-lo, 0)
+}
+
 // FlameNode is one node of a flame graph: a function, its total and self
 // weight, its children (heaviest first).
 type FlameNode struct {

@@ -193,10 +193,16 @@ type summaryType struct {
 	Stack    bool     `json:"stack,omitempty"`
 	Timed    bool     `json:"timed,omitempty"`
 	Hist     []int64  `json:"hist"`
+	InRange  *int64   `json:"inRange,omitempty"` // events in [from, to) when asked
 }
 
 func (s *Server) summary(r *http.Request) (any, error) {
 	ix := s.ix
+	f, err := s.filter(r)
+	if err != nil {
+		return nil, err
+	}
+	ranged := f.From != 0 || f.To != 0
 	type file struct {
 		Name   string `json:"name"`
 		Size   int64  `json:"size"`
@@ -210,7 +216,12 @@ func (s *Server) summary(r *http.Request) (any, error) {
 	}
 	var types []summaryType
 	for _, t := range ix.Types {
-		types = append(types, summaryType{t.Name, t.Label, t.Category, t.Count, t.Bytes, t.PerFile, t.Stack, t.Timed, downsample(t.Hist, 64)})
+		st := summaryType{t.Name, t.Label, t.Category, t.Count, t.Bytes, t.PerFile, t.Stack, t.Timed, downsample(t.Hist, 64), nil}
+		if ranged {
+			n := int64(ix.countIn(t, f.From, f.To))
+			st.InRange = &n
+		}
+		types = append(types, st)
 	}
 	return map[string]any{
 		"files": files, "types": types, "start": ix.Start, "end": ix.End, "events": ix.Events,

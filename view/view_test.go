@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/flightrec/flightrec/internal/jfrtool"
@@ -166,5 +167,48 @@ func TestBadInput(t *testing.T) {
 	}
 	if got := err.Error(); got[:len(path)] != path {
 		t.Errorf("error %q does not name the file", got)
+	}
+}
+
+func TestSummaryRange(t *testing.T) {
+	path, _ := sample(t, "jdk17-sample.jfr.gz")
+	ix, err := Open([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	s := NewServer(ix, 0)
+	mid := (ix.Start + ix.End) / 2
+	get := func(url string) map[string]int64 {
+		req := httptest.NewRequest("GET", url, nil)
+		req.RemoteAddr, req.Host = "127.0.0.1:1", "localhost"
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		var sum struct {
+			Types []struct {
+				Name    string
+				InRange *int64
+			}
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &sum); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, ty := range sum.Types {
+			if ty.InRange != nil {
+				out[ty.Name] = *ty.InRange
+			}
+		}
+		return out
+	}
+	first := get("/api/summary?from=" + strconv.FormatInt(ix.Start, 10) + "&to=" + strconv.FormatInt(mid, 10))
+	second := get("/api/summary?from=" + strconv.FormatInt(mid, 10))
+	for _, ty := range ix.Types {
+		if first[ty.Name]+second[ty.Name] != ty.Count {
+			t.Errorf("%s: %d + %d in the two halves, %d in all", ty.Name, first[ty.Name], second[ty.Name], ty.Count)
+		}
+	}
+	if len(get("/api/summary")) != 0 {
+		t.Error("inRange without a range")
 	}
 }

@@ -251,6 +251,13 @@ func TestPagesJDK(t *testing.T) {
 	if r := eval[string](s, `document.querySelector('#range').textContent`); !strings.Contains(r, "Range") {
 		t.Errorf("the range is not shown: %q", r)
 	}
+	// The Overview counts the events in the range too.
+	eval[bool](s, `document.body.dataset.ready = ''; document.querySelector('#nav-overview').click(); true`)
+	s.waitReady("overview")
+	inRange := eval[string](s, `document.querySelector('#types tr[data-type="jdk.ExecutionSample"] td.in-range').textContent.replaceAll(',', '')`)
+	if inRange != fmt.Sprint(want.Events) {
+		t.Errorf("overview shows %s samples in the range, the flame graph %d", inRange, want.Events)
+	}
 
 	s.open("events?types=jdk.ExecutionSample", "events")
 	if n := eval[int](s, `document.querySelectorAll('#event-table tr.row').length`); n != 100 {

@@ -108,7 +108,9 @@ function sparkline(hist) {
 }
 
 async function overview() {
-  const s = summary;
+  const { params } = state();
+  const ranged = params.from || params.to;
+  const s = ranged ? await api('summary', { from: params.from, to: params.to }) : summary;
   const f = s.findings;
   const span = s.end - s.start;
   const items = [];
@@ -123,10 +125,10 @@ async function overview() {
   const types = [...s.types].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
   const multi = s.files.length > 1;
   const table = el('table', { id: 'types' },
-    el('tr', {}, el('th', {}, 'event type'), el('th', { class: 'num' }, 'count'), el('th', { class: 'num' }, 'size'), multi ? s.files.map((x) => el('th', { class: 'num' }, x.name)) : null, el('th', {}, 'rate over time')),
+    el('tr', {}, el('th', {}, 'event type'), el('th', { class: 'num' }, 'count'), ranged ? el('th', { class: 'num' }, 'in range') : null, el('th', { class: 'num' }, 'size'), multi ? s.files.map((x) => el('th', { class: 'num' }, x.name)) : null, el('th', {}, 'rate over time')),
     types.map((t) => el('tr', { 'data-type': t.name },
       el('td', {}, el('a', { href: '#events?' + new URLSearchParams({ types: t.name }) }, t.name), t.stack ? ' ' : '', t.stack ? el('a', { href: '#flame?' + new URLSearchParams({ types: t.name }), title: 'flame graph of this type' }, 'flame') : ''),
-      el('td', { class: 'num' }, fmt.n(t.count)), el('td', { class: 'num' }, fmt.bytes(t.bytes)),
+      el('td', { class: 'num' }, fmt.n(t.count)), ranged ? el('td', { class: 'num in-range' }, fmt.n(t.inRange || 0)) : null, el('td', { class: 'num' }, fmt.bytes(t.bytes)),
       multi ? t.perFile.map((c) => el('td', { class: 'num' }, fmt.n(c))) : null,
       el('td', {}, sparkline(t.hist)))));
   show(
