@@ -550,7 +550,12 @@ func (ix *Index) finish() {
 		if t.Stack {
 			t.Stack = slices.ContainsFunc(t.events, func(e int32) bool { return ix.stack[e] != 0 })
 		}
-		slices.SortStableFunc(t.events, func(a, b int32) int { return cmp.Compare(ix.t[a], ix.t[b]) })
+		// Chunks come in time order and events nearly so within one:
+		// often there is nothing to sort.
+		byTime := func(a, b int32) int { return cmp.Or(cmp.Compare(ix.t[a], ix.t[b]), cmp.Compare(a, b)) }
+		if !slices.IsSortedFunc(t.events, byTime) {
+			slices.SortFunc(t.events, byTime)
+		}
 		for _, e := range t.events {
 			b := int((ix.t[e] - ix.Start) * histBuckets / span)
 			t.Hist[min(max(b, 0), histBuckets-1)]++
