@@ -212,3 +212,42 @@ func TestSummaryRange(t *testing.T) {
 		t.Error("inRange without a range")
 	}
 }
+
+func TestLanes(t *testing.T) {
+	path, _ := sample(t, "jdk17-sample.jfr.gz")
+	ix, err := Open([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	lanes := ix.Lanes(ix.Start, ix.End+1, 500)
+	onThreads := 0
+	for _, th := range ix.thread {
+		if th != 0 {
+			onThreads++
+		}
+	}
+	n, spans := 0, 0
+	for _, l := range lanes {
+		n += l.Events
+		for _, s := range l.Spans {
+			if s[0] >= s[1] || s[1] > 500 || s[2] < 0 || s[2] >= len(ix.Types) {
+				t.Fatalf("lane %s: bad span %v", l.Name, s)
+			}
+			spans++
+		}
+	}
+	// Events that began before the first chunk's start are left out.
+	if n > onThreads || n < onThreads*99/100 || len(lanes) != len(ix.Threads)-1 || spans == 0 {
+		t.Errorf("%d lanes with %d events and %d spans; %d threads, %d events on threads", len(lanes), n, spans, len(ix.Threads)-1, onThreads)
+	}
+	// A narrower range holds fewer events.
+	mid := (ix.Start + ix.End) / 2
+	m := 0
+	for _, l := range ix.Lanes(mid, ix.End+1, 500) {
+		m += l.Events
+	}
+	if m <= 0 || m >= n {
+		t.Errorf("second half: %d of %d events", m, n)
+	}
+}
