@@ -17,6 +17,7 @@ require (
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/cilium/ebpf v0.22.0
+	github.com/google/pprof v0.0.0-20260709232956-b9395ee17fa0
 	go.opentelemetry.io/proto/otlp v1.10.0
 	golang.org/x/arch v0.30.0
 	golang.org/x/exp/typeparams v0.0.0-20260209203927-2842357ff358 // indirect
@@ -24,6 +25,6 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0
 	google.golang.org/grpc v1.79.2
-	google.golang.org/protobuf v1.36.11
+	google.golang.org/protobuf v1.36.12
 	honnef.co/go/tools v0.7.0 // indirect
 )

@@ -35,7 +35,7 @@ func guarded(c *cli.Command) *cli.Command {
 
 func commands() []*cli.Command {
 	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
-		probeCmd,
+		probeCmd, exportCmd, viewCmd,
 	}
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
