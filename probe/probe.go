@@ -231,6 +231,9 @@ func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
 	}
 	layout := bpf.Layout{}
 	if opts.Args {
+		if opts.StrLen < 0 || opts.StrLen > MaxStrLen {
+			return nil, fmt.Errorf("--strlen %d: want 1 to %d", opts.StrLen, MaxStrLen)
+		}
 		layout.StrLen = (max(opts.StrLen, 1) + 7) &^ 7
 		if opts.StrLen == 0 {
 			layout.StrLen = 64
@@ -269,6 +272,14 @@ func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
 	return s, nil
 }
 
+// MaxStrLen bounds --strlen, and maxStrSlots the strings captured per
+// call (later ones print as not captured): a record stays well within
+// the BPF per-CPU staging buffer.
+const (
+	MaxStrLen   = 1024
+	maxStrSlots = 8
+)
+
 // assignStringSlots gives each string argument and result of a probe a
 // record slot; slots are reused across probes, so the layout needs as
 // many as the probe with the most strings.
@@ -277,7 +288,7 @@ func assignStringSlots(probes []*Probe) int {
 	for _, p := range probes {
 		n := 0
 		for _, prm := range p.Params {
-			if prm.isString {
+			if prm.isString && n < maxStrSlots {
 				prm.str = n
 				n++
 			}
@@ -531,11 +542,15 @@ func (s *Session) call(p *Probe, r *bpf.Record) *Call {
 	return c
 }
 
-// watchExit closes exited when process pid ends.
+// watchExit closes exited when process pid ends: through a pidfd, or on
+// kernels without pidfd_open (before 5.3) by polling /proc.
 func watchExit(pid int, exited chan<- struct{}) {
 	defer close(exited)
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
+		for processAlive(pid) {
+			time.Sleep(100 * time.Millisecond)
+		}
 		return
 	}
 	defer unix.Close(fd)
@@ -549,6 +564,17 @@ func watchExit(pid int, exited chan<- struct{}) {
 			return
 		}
 	}
+}
+
+// processAlive tells whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
 // Received returns how many records of p reached user space.

@@ -402,3 +402,27 @@ func TestDetachUnderLoad(t *testing.T) {
 		t.Errorf("target after detach: %q", lines)
 	}
 }
+
+// TestProcessAlive checks the /proc fallback that tells when a target
+// ends on kernels without pidfd_open: a zombie counts as ended.
+func TestProcessAlive(t *testing.T) {
+	if !processAlive(os.Getpid()) {
+		t.Error("this process is not alive")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for processAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // exits and stays a zombie until Wait
+	}
+	if processAlive(pid) {
+		t.Error("an exited child (a zombie) is alive")
+	}
+	cmd.Wait()
+	if processAlive(pid) {
+		t.Error("a reaped child is alive")
+	}
+}
