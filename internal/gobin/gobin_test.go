@@ -66,12 +66,15 @@ func open(t *testing.T, path string) *Binary {
 }
 
 // TestGoidOffsetTable checks the table used for stripped binaries against
-// the DWARF of binaries built by each release that can be fetched.
+// the DWARF of binaries built by the oldest release supported, one of each
+// offset, and the current one (each toolchain is a download and a build of
+// its runtime on a cold cache; all of go1.21-go1.26 were checked when the
+// table was written).
 func TestGoidOffsetTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with several toolchains")
 	}
-	for _, tc := range []string{"go1.21.13", "go1.22.12", "go1.23.12", "go1.24.13", "go1.25.5", ""} {
+	for _, tc := range []string{"go1.21.13", "go1.23.12", ""} {
 		t.Run(tc, func(t *testing.T) {
 			b := open(t, build(t, tc))
 			fromDWARF, ok := b.dwarfGoidOffset()
