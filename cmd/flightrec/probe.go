@@ -64,8 +64,9 @@ Probe attaches eBPF uprobes to functions of a running, unmodified Go program
 (linux/amd64, built by Go 1.21 or later, with or without symbols and DWARF)
 and reports its calls. It needs root, or CAP_BPF and CAP_PERFMON.
 
-FUNC is a function as Go names it (main.work, net/http.(*conn).serve) or a
-glob in which * matches anything (main.*). FUNC alone probes calls: its
+FUNC is a function as Go names it (main.work, net/http.(*conn).serve,
+pkg.F[...] for every instantiation of a generic function) or a glob in
+which * matches anything (main.*). FUNC alone probes calls: its
 entry and every RET instruction, giving counts and durations. FUNC:entry
 probes only the entry, the cheapest probe: counts (and arguments).
 
