@@ -426,3 +426,52 @@ func TestProcessAlive(t *testing.T) {
 		t.Error("a reaped child is alive")
 	}
 }
+
+// TestCompositeArgs checks register words of a struct, a slice and an
+// interface, a bool, a float (not capturable) and the results.
+func TestCompositeArgs(t *testing.T) {
+	needProbes(t)
+	tg := startTarget(t, buildTarget(t, ""), "shapes", "40")
+	_, calls, _ := probeRun(t, tg, Options{Funcs: []string{"main.shapes"}, Args: true, Records: true})
+	if len(calls) != 40 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	seen := map[int64]bool{}
+	for _, c := range calls {
+		if len(c.Args) != 5 || len(c.Results) != 2 {
+			t.Fatalf("%d args, %d results", len(c.Args), len(c.Results))
+		}
+		p, xs, e, ok, f := c.Args[0], c.Args[1], c.Args[2], c.Args[3], c.Args[4]
+		i := int64(int32(p.Words[0]))
+		seen[i] = true
+		if p.Param.Kind() != "words" || len(p.Words) != 2 || int32(p.Words[1]) != -2 {
+			t.Fatalf("p = %v", p)
+		}
+		if len(xs.Words) != 3 || xs.Words[0] == 0 || xs.Words[1] != uint64(i%4) || xs.Words[2] != 10 {
+			t.Fatalf("xs = %v (i=%d)", xs, i)
+		}
+		if len(e.Words) != 2 || e.Words[0] != 0 || e.Words[1] != 0 {
+			t.Fatalf("e = %v", e)
+		}
+		if ok.Param.Kind() != "bool" || ok.Bool != (i%2 == 0) {
+			t.Fatalf("ok = %v (i=%d)", ok, i)
+		}
+		if f.Missing == "" || f.String() != "?" {
+			t.Fatalf("float argument: %+v", f)
+		}
+		r0, r1 := c.Results[0], c.Results[1]
+		want := i - 2 + i%4
+		if i%2 != 0 {
+			want = -1
+		}
+		if r0.Int != want || r1.Bool != (i%2 == 0) {
+			t.Fatalf("shapes(i=%d) = %d, %v; want %d", i, r0.Int, r1.Bool, want)
+		}
+		if got := p.String(); got != fmt.Sprintf("{X: %#x, Y: 0xfffffffe}", i) {
+			t.Fatalf("p renders as %s", got)
+		}
+	}
+	if len(seen) != 40 {
+		t.Errorf("%d distinct calls", len(seen))
+	}
+}
