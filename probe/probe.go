@@ -175,7 +175,7 @@ func unknownFunc(bin *gobin.Binary, name string) error {
 	if hint == "" && !bin.HasDWARF() {
 		hint = " (the executable has no DWARF to tell whether it was inlined)"
 	}
-	return fmt.Errorf("%w %s in %s%s", ErrUnknownFunc, name, bin.Path, hint)
+	return fmt.Errorf("%w %s%s", ErrUnknownFunc, name, hint)
 }
 
 // Attach probes process pid with opts. Nothing is changed in the target
@@ -185,12 +185,12 @@ func Attach(pid int, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	target, _ := os.Readlink(exe)
 	bin, err := gobin.Open(exe)
 	if err != nil {
-		target, _ := os.Readlink(exe)
 		return nil, fmt.Errorf("PID %d (%s): %w", pid, target, errors.Unwrap(err))
 	}
-	s, err := attach(pid, bin, opts)
+	s, err := attach(pid, target, bin, opts)
 	if err != nil {
 		bin.Close()
 		return nil, err
@@ -198,10 +198,10 @@ func Attach(pid int, opts Options) (*Session, error) {
 	return s, nil
 }
 
-func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
+func attach(pid int, target string, bin *gobin.Binary, opts Options) (*Session, error) {
 	probes, err := Resolve(bin, &opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("PID %d (%s): %w", pid, target, err)
 	}
 	var where *Where
 	if opts.Where != "" {
