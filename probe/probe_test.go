@@ -475,3 +475,33 @@ func TestCompositeArgs(t *testing.T) {
 		t.Errorf("%d distinct calls", len(seen))
 	}
 }
+
+// TestOnlyThatProcess runs two processes of the same executable: only the
+// probed one's calls count.
+func TestOnlyThatProcess(t *testing.T) {
+	needProbes(t)
+	bin := buildTarget(t, "")
+	other := startTarget(t, bin, "work", "1", "7000")
+	tg := startTarget(t, bin, "work", "1", "3000")
+	s, err := Attach(tg.cmd.Process.Pid, Options{Funcs: []string{"main.work"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(t.Context(), nil) }()
+	other.goRun()
+	tg.goRun()
+	other.finish(t)
+	tg.finish(t)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sums, err := s.Summaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sums[0].Calls != 3000 || sums[0].Durations.N != 3000 {
+		t.Errorf("%d calls (%d paired) counted; the probed process made 3000, the other 7000", sums[0].Calls, sums[0].Durations.N)
+	}
+}
