@@ -505,3 +505,22 @@ func TestOnlyThatProcess(t *testing.T) {
 		t.Errorf("%d calls (%d paired) counted; the probed process made 3000, the other 7000", sums[0].Calls, sums[0].Durations.N)
 	}
 }
+
+// TestNoUprobes pretends the kernel has no uprobe PMU: Attach fails with
+// ErrNoUprobes before touching the target.
+func TestNoUprobes(t *testing.T) {
+	if err := CheckPrivileges(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	defer func(p string) { uprobePMU = p }(uprobePMU)
+	uprobePMU = "/nonexistent/uprobe"
+	tg := startTarget(t, buildTarget(t, ""), "work", "1", "10")
+	_, err := Attach(tg.cmd.Process.Pid, Options{Funcs: []string{"main.work"}})
+	if !errors.Is(err, ErrNoUprobes) || !strings.Contains(err.Error(), "no uprobe support") {
+		t.Fatalf("Attach: %v", err)
+	}
+	tg.goRun()
+	if lines := tg.finish(t); len(lines) != 2 {
+		t.Errorf("target: %q", lines)
+	}
+}
