@@ -59,9 +59,12 @@ func effectiveCaps() (uint64, error) {
 	return 0, errors.New("no CapEff in /proc/self/status")
 }
 
+// uprobePMU is the kernel's uprobe event source (a variable for tests).
+var uprobePMU = "/sys/bus/event_source/devices/uprobe"
+
 // CheckUprobes tells whether the kernel can place uprobes.
 func CheckUprobes() error {
-	if _, err := os.Stat("/sys/bus/event_source/devices/uprobe"); err != nil {
+	if _, err := os.Stat(uprobePMU); err != nil {
 		return ErrNoUprobes
 	}
 	return nil

@@ -160,3 +160,73 @@ func TestJFROut(t *testing.T) {
 		t.Errorf("jfr summary:\n%s", sum)
 	}
 }
+
+// TestDroppedRecords overflows a one-page ring buffer: every call is still
+// counted, every record that did not fit is counted as dropped, and the
+// recording says so in jdk.DataLoss.
+func TestDroppedRecords(t *testing.T) {
+	needProbes(t)
+	tg := startTarget(t, buildTarget(t, ""), "work", "1", "5000")
+	s, err := Attach(tg.cmd.Process.Pid, Options{Funcs: []string{"main.work"}, Records: true, RingSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	path := filepath.Join(t.TempDir(), "drops.jfr")
+	w, err := CreateJFR(path, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	written := 0
+	go func() {
+		done <- s.Run(t.Context(), func(c *Call) {
+			if err := w.Write(c); err != nil {
+				t.Error(err)
+			}
+			written++
+		})
+	}()
+	tg.goRun()
+	tg.finish(t)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sums, err := s.Summaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sums[0]
+	if sum.Calls != 5000 || sum.Dropped == 0 || uint64(written)+sum.Dropped != 5000 || sum.Durations.N != uint64(written) {
+		t.Fatalf("%d calls, %d records, %d dropped", sum.Calls, written, sum.Dropped)
+	}
+	if err := w.Close(sums); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := jfr.NewReader(f, nil)
+	var ev jfr.Event
+	events, lost := 0, int64(-1)
+	for {
+		err := r.ReadEvent(&ev)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type.Name == "jdk.DataLoss" {
+			v, _ := ev.Field("droppedEvents")
+			lost = v.Int()
+		} else {
+			events++
+		}
+	}
+	if events != written || lost != int64(sum.Dropped) {
+		t.Errorf("recording: %d events, jdk.DataLoss %d; want %d and %d", events, lost, written, sum.Dropped)
+	}
+}

@@ -175,7 +175,7 @@ func unknownFunc(bin *gobin.Binary, name string) error {
 	if hint == "" && !bin.HasDWARF() {
 		hint = " (the executable has no DWARF to tell whether it was inlined)"
 	}
-	return fmt.Errorf("%w %s in %s%s", ErrUnknownFunc, name, bin.Path, hint)
+	return fmt.Errorf("%w %s%s", ErrUnknownFunc, name, hint)
 }
 
 // Attach probes process pid with opts. Nothing is changed in the target
@@ -185,12 +185,12 @@ func Attach(pid int, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	target, _ := os.Readlink(exe)
 	bin, err := gobin.Open(exe)
 	if err != nil {
-		target, _ := os.Readlink(exe)
 		return nil, fmt.Errorf("PID %d (%s): %w", pid, target, errors.Unwrap(err))
 	}
-	s, err := attach(pid, bin, opts)
+	s, err := attach(pid, target, bin, opts)
 	if err != nil {
 		bin.Close()
 		return nil, err
@@ -198,10 +198,10 @@ func Attach(pid int, opts Options) (*Session, error) {
 	return s, nil
 }
 
-func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
+func attach(pid int, target string, bin *gobin.Binary, opts Options) (*Session, error) {
 	probes, err := Resolve(bin, &opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("PID %d (%s): %w", pid, target, err)
 	}
 	var where *Where
 	if opts.Where != "" {
@@ -231,6 +231,9 @@ func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
 	}
 	layout := bpf.Layout{}
 	if opts.Args {
+		if opts.StrLen < 0 || opts.StrLen > MaxStrLen {
+			return nil, fmt.Errorf("--strlen %d: want 1 to %d", opts.StrLen, MaxStrLen)
+		}
 		layout.StrLen = (max(opts.StrLen, 1) + 7) &^ 7
 		if opts.StrLen == 0 {
 			layout.StrLen = 64
@@ -269,6 +272,14 @@ func attach(pid int, bin *gobin.Binary, opts Options) (*Session, error) {
 	return s, nil
 }
 
+// MaxStrLen bounds --strlen, and maxStrSlots the strings captured per
+// call (later ones print as not captured): a record stays well within
+// the BPF per-CPU staging buffer.
+const (
+	MaxStrLen   = 1024
+	maxStrSlots = 8
+)
+
 // assignStringSlots gives each string argument and result of a probe a
 // record slot; slots are reused across probes, so the layout needs as
 // many as the probe with the most strings.
@@ -277,7 +288,7 @@ func assignStringSlots(probes []*Probe) int {
 	for _, p := range probes {
 		n := 0
 		for _, prm := range p.Params {
-			if prm.isString {
+			if prm.isString && n < maxStrSlots {
 				prm.str = n
 				n++
 			}
@@ -531,11 +542,15 @@ func (s *Session) call(p *Probe, r *bpf.Record) *Call {
 	return c
 }
 
-// watchExit closes exited when process pid ends.
+// watchExit closes exited when process pid ends: through a pidfd, or on
+// kernels without pidfd_open (before 5.3) by polling /proc.
 func watchExit(pid int, exited chan<- struct{}) {
 	defer close(exited)
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
+		for processAlive(pid) {
+			time.Sleep(100 * time.Millisecond)
+		}
 		return
 	}
 	defer unix.Close(fd)
@@ -549,6 +564,17 @@ func watchExit(pid int, exited chan<- struct{}) {
 			return
 		}
 	}
+}
+
+// processAlive tells whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
 // Received returns how many records of p reached user space.

@@ -402,3 +402,125 @@ func TestDetachUnderLoad(t *testing.T) {
 		t.Errorf("target after detach: %q", lines)
 	}
 }
+
+// TestProcessAlive checks the /proc fallback that tells when a target
+// ends on kernels without pidfd_open: a zombie counts as ended.
+func TestProcessAlive(t *testing.T) {
+	if !processAlive(os.Getpid()) {
+		t.Error("this process is not alive")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for processAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // exits and stays a zombie until Wait
+	}
+	if processAlive(pid) {
+		t.Error("an exited child (a zombie) is alive")
+	}
+	cmd.Wait()
+	if processAlive(pid) {
+		t.Error("a reaped child is alive")
+	}
+}
+
+// TestCompositeArgs checks register words of a struct, a slice and an
+// interface, a bool, a float (not capturable) and the results.
+func TestCompositeArgs(t *testing.T) {
+	needProbes(t)
+	tg := startTarget(t, buildTarget(t, ""), "shapes", "40")
+	_, calls, _ := probeRun(t, tg, Options{Funcs: []string{"main.shapes"}, Args: true, Records: true})
+	if len(calls) != 40 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	seen := map[int64]bool{}
+	for _, c := range calls {
+		if len(c.Args) != 5 || len(c.Results) != 2 {
+			t.Fatalf("%d args, %d results", len(c.Args), len(c.Results))
+		}
+		p, xs, e, ok, f := c.Args[0], c.Args[1], c.Args[2], c.Args[3], c.Args[4]
+		i := int64(int32(p.Words[0]))
+		seen[i] = true
+		if p.Param.Kind() != "words" || len(p.Words) != 2 || int32(p.Words[1]) != -2 {
+			t.Fatalf("p = %v", p)
+		}
+		if len(xs.Words) != 3 || xs.Words[0] == 0 || xs.Words[1] != uint64(i%4) || xs.Words[2] != 10 {
+			t.Fatalf("xs = %v (i=%d)", xs, i)
+		}
+		if len(e.Words) != 2 || e.Words[0] != 0 || e.Words[1] != 0 {
+			t.Fatalf("e = %v", e)
+		}
+		if ok.Param.Kind() != "bool" || ok.Bool != (i%2 == 0) {
+			t.Fatalf("ok = %v (i=%d)", ok, i)
+		}
+		if f.Missing == "" || f.String() != "?" {
+			t.Fatalf("float argument: %+v", f)
+		}
+		r0, r1 := c.Results[0], c.Results[1]
+		want := i - 2 + i%4
+		if i%2 != 0 {
+			want = -1
+		}
+		if r0.Int != want || r1.Bool != (i%2 == 0) {
+			t.Fatalf("shapes(i=%d) = %d, %v; want %d", i, r0.Int, r1.Bool, want)
+		}
+		if got := p.String(); got != fmt.Sprintf("{X: %#x, Y: 0xfffffffe}", i) {
+			t.Fatalf("p renders as %s", got)
+		}
+	}
+	if len(seen) != 40 {
+		t.Errorf("%d distinct calls", len(seen))
+	}
+}
+
+// TestOnlyThatProcess runs two processes of the same executable: only the
+// probed one's calls count.
+func TestOnlyThatProcess(t *testing.T) {
+	needProbes(t)
+	bin := buildTarget(t, "")
+	other := startTarget(t, bin, "work", "1", "7000")
+	tg := startTarget(t, bin, "work", "1", "3000")
+	s, err := Attach(tg.cmd.Process.Pid, Options{Funcs: []string{"main.work"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(t.Context(), nil) }()
+	other.goRun()
+	tg.goRun()
+	other.finish(t)
+	tg.finish(t)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sums, err := s.Summaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sums[0].Calls != 3000 || sums[0].Durations.N != 3000 {
+		t.Errorf("%d calls (%d paired) counted; the probed process made 3000, the other 7000", sums[0].Calls, sums[0].Durations.N)
+	}
+}
+
+// TestNoUprobes pretends the kernel has no uprobe PMU: Attach fails with
+// ErrNoUprobes before touching the target.
+func TestNoUprobes(t *testing.T) {
+	if err := CheckPrivileges(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	defer func(p string) { uprobePMU = p }(uprobePMU)
+	uprobePMU = "/nonexistent/uprobe"
+	tg := startTarget(t, buildTarget(t, ""), "work", "1", "10")
+	_, err := Attach(tg.cmd.Process.Pid, Options{Funcs: []string{"main.work"}})
+	if !errors.Is(err, ErrNoUprobes) || !strings.Contains(err.Error(), "no uprobe support") {
+		t.Fatalf("Attach: %v", err)
+	}
+	tg.goRun()
+	if lines := tg.finish(t); len(lines) != 2 {
+		t.Errorf("target: %q", lines)
+	}
+}

@@ -248,7 +248,7 @@ func TestProbeErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-p", pid, "main.wrok"}, "unknown function main.wrok in /proc/" + pid + "/exe; did you mean main.work?"},
+		{[]string{"-p", pid, "main.wrok"}, "PID " + pid + " (" + probeTarget(t) + "): unknown function main.wrok; did you mean main.work?"},
 		{[]string{"-p", pid, "main.double"}, "function exists only inlined: main.double is inlined into main.loop"},
 		{[]string{"-p", pid, "nosuch.*"}, "unknown function nosuch.*"},
 		{[]string{"-p", "999999999", "main.work"}, "PID 999999999: no such process"},

@@ -64,8 +64,9 @@ Probe attaches eBPF uprobes to functions of a running, unmodified Go program
 (linux/amd64, built by Go 1.21 or later, with or without symbols and DWARF)
 and reports its calls. It needs root, or CAP_BPF and CAP_PERFMON.
 
-FUNC is a function as Go names it (main.work, net/http.(*conn).serve) or a
-glob in which * matches anything (main.*). FUNC alone probes calls: its
+FUNC is a function as Go names it (main.work, net/http.(*conn).serve,
+pkg.F[...] for every instantiation of a generic function) or a glob in
+which * matches anything (main.*). FUNC alone probes calls: its
 entry and every RET instruction, giving counts and durations. FUNC:entry
 probes only the entry, the cheapest probe: counts (and arguments).
 
@@ -100,7 +101,7 @@ it run, so its first calls are seen.`,
 		fs.Int("p", 0, "probe the process with this `PID`")
 		fs.Bool("list", false, "list the functions of the program instead of probing")
 		fs.Duration("duration", 0, "stop after this long (0: until interrupted or the target exits)")
-		fs.Duration("interval", 0, "print the summary every `D` while probing")
+		fs.Duration("interval", 0, "print the summary every `D` while probing (with --json, one document per line)")
 		fs.Bool("json", false, "print the summary (and --trace lines) as JSON")
 		fs.Bool("trace", false, "print one line per call")
 		fs.Bool("args", false, "capture arguments at entry and results at every return")
@@ -238,7 +239,7 @@ func probeRun(ctx context.Context, env *cli.Env, o probeFlags, funcs, program []
 			}
 		}
 	}
-	if o.interval > 0 && !o.json {
+	if o.interval > 0 {
 		go func() {
 			t := time.NewTicker(o.interval)
 			defer t.Stop()
@@ -247,7 +248,12 @@ func probeRun(ctx context.Context, env *cli.Env, o probeFlags, funcs, program []
 				case <-ctx.Done():
 					return
 				case <-t.C:
-					if sums, err := s.Summaries(); err == nil {
+					sums, err := s.Summaries()
+					switch {
+					case err != nil:
+					case o.json:
+						writeSummaryJSON(env.Stdout, pid, sums, false)
+					default:
 						writeSummaryText(env.Stdout, sums)
 					}
 				}
@@ -272,7 +278,7 @@ func probeRun(ctx context.Context, env *cli.Env, o probeFlags, funcs, program []
 		return fmt.Errorf("%s: %w", o.out, werr)
 	}
 	if o.json {
-		return writeSummaryJSON(env.Stdout, pid, sums, !o.trace)
+		return writeSummaryJSON(env.Stdout, pid, sums, !o.trace && o.interval == 0)
 	}
 	writeSummaryText(env.Stdout, sums)
 	return nil

@@ -296,7 +296,7 @@ func (s *Session) pendingKey(p *ProbeSpec, fail string) asm.Instructions {
 		asm.Add.Imm(asm.R1, fpHi),
 		asm.Mov.Imm(asm.R2, 8),
 		asm.Mov.Reg(asm.R3, asm.R7),
-		asm.Add.Imm(asm.R3, 8), // g.stack.hi
+		asm.Add.Imm(asm.R3, gStackHi),
 		asm.FnProbeReadUser.Call(),
 		asm.JNE.Imm(asm.R0, 0, fail),
 		asm.LoadMem(asm.R1, asm.R10, fpGoid, asm.DWord),

@@ -25,8 +25,11 @@ var intRegOffsets = [NumIntRegs]int16{80, 40, 88, 112, 104, 72, 64, 56, 48}
 const (
 	ptRegsR14 = 8
 	ptRegsSP  = 152
-	ptRegsIP  = 128
 )
+
+// gStackHi is offsetof(runtime.g, stack.hi): the stack bounds are g's
+// first field in every Go release.
+const gStackHi = 8
 
 // Layout sizes the variable part of the records of one session.
 type Layout struct {

@@ -19,10 +19,6 @@ var goidOffsets = map[string]uint64{
 	"go1.26": 152,
 }
 
-// GStackHiOffset is offsetof(runtime.g, stack.hi): stack is g's first
-// field in every release.
-const GStackHiOffset = 8
-
 // GoidOffset returns offsetof(runtime.g, goid): from DWARF when present,
 // else from a table keyed by the Go release in the build info.
 func (b *Binary) GoidOffset() (uint64, error) {

@@ -29,6 +29,7 @@ type Binary struct {
 	Funcs     []Func // sorted by name
 
 	elf    *elf.File
+	elided map[string][]*Func // by name with type arguments shown as [...]
 	tab    *gosym.Table
 	dwarf  *dwarf.Data // nil when stripped
 	byName map[string]*Func
@@ -52,7 +53,7 @@ func load(path string, f *elf.File) (*Binary, error) {
 	if f.Machine != elf.EM_X86_64 {
 		return nil, fmt.Errorf("unsupported architecture %v (only amd64)", f.Machine)
 	}
-	b := &Binary{Path: path, elf: f, PIE: f.Type == elf.ET_DYN, byName: map[string]*Func{}}
+	b := &Binary{Path: path, elf: f, PIE: f.Type == elf.ET_DYN, byName: map[string]*Func{}, elided: map[string][]*Func{}}
 	if bi, err := buildinfo.ReadFile(path); err == nil {
 		b.GoVersion = bi.GoVersion
 	}
@@ -77,8 +78,12 @@ func load(path string, f *elf.File) (*Binary, error) {
 	}
 	sort.Slice(b.Funcs, func(i, j int) bool { return b.Funcs[i].Name < b.Funcs[j].Name })
 	for i := range b.Funcs {
-		if _, dup := b.byName[b.Funcs[i].Name]; !dup {
-			b.byName[b.Funcs[i].Name] = &b.Funcs[i]
+		fn := &b.Funcs[i]
+		if _, dup := b.byName[fn.Name]; !dup {
+			b.byName[fn.Name] = fn
+		}
+		if e := Elide(fn.Name); e != fn.Name {
+			b.elided[e] = append(b.elided[e], fn)
 		}
 	}
 	if d, err := f.DWARF(); err == nil {
@@ -141,22 +146,50 @@ func (b *Binary) Func(name string) (*Func, bool) {
 
 // Match returns the functions whose names match pattern, a glob in which
 // '*' matches any run of characters (also '/' and '.') and '?' any one;
-// every other character, brackets included, matches itself, so that
-// `pkg.F[...]` names a generic instantiation literally.
+// every other character, brackets included, matches itself. A generic
+// function's instantiations are named with their shapes in the pclntab
+// (pkg.F[go.shape.int]) and as the runtime prints them (pkg.F[...]):
+// either form matches, the second all of them.
 func (b *Binary) Match(pattern string) []*Func {
 	if !strings.ContainsAny(pattern, "*?") {
 		if f, ok := b.byName[pattern]; ok {
 			return []*Func{f}
 		}
-		return nil
+		return b.elided[pattern]
 	}
 	var out []*Func
 	for i := range b.Funcs {
-		if Glob(pattern, b.Funcs[i].Name) {
+		name := b.Funcs[i].Name
+		if Glob(pattern, name) || Glob(pattern, Elide(name)) {
 			out = append(out, &b.Funcs[i])
 		}
 	}
 	return out
+}
+
+// Elide writes a name's type arguments as the runtime prints them:
+// main.Sum[go.shape.int] becomes main.Sum[...].
+func Elide(name string) string {
+	i := strings.IndexByte(name, '[')
+	if i < 0 {
+		return name
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range name {
+		switch {
+		case r == '[':
+			if depth == 0 {
+				b.WriteString("[...]")
+			}
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // Glob reports whether name matches pattern ('*' any run, '?' any one

@@ -63,6 +63,19 @@ func goid() int {
 	return id
 }
 
+type point struct{ X, Y int32 }
+
+// shapes takes composite arguments: a struct, a slice, an interface, a
+// bool and a float (floats travel in X registers).
+//
+//go:noinline
+func shapes(p point, xs []int, e error, ok bool, f float64) (int, bool) {
+	if e != nil || !ok {
+		return -1, false
+	}
+	return int(p.X+p.Y) + len(xs) + int(f), true
+}
+
 // handle is the benchmark's probed function: small (a few ns), with a
 // frame and a stack-bound check because of its call, and two RETs.
 //
@@ -130,6 +143,15 @@ func main() {
 			ok = ok && r == d*(d+1)/2
 		}
 		fmt.Printf("calls %d ok %v\n", g*(d+1), ok)
+	case "shapes": // shapes N: call shapes N times with n-dependent arguments
+		n, _ := strconv.Atoi(os.Args[2])
+		xs := make([]int, 3, 10)
+		s := 0
+		for i := 0; i < n; i++ {
+			r, _ := shapes(point{int32(i), -2}, xs[:i%4], nil, i%2 == 0, 0.5)
+			s += r
+		}
+		fmt.Printf("sum %d\n", s)
 	case "bench": // bench N: call handle N times, print the wall and CPU ns it took
 		n, _ := strconv.Atoi(os.Args[2])
 		// The loop's thread's CPU time includes the kernel's uprobe work
