@@ -56,6 +56,13 @@ func TestInlining(t *testing.T) {
 			t.Errorf("no %q inlined in:\n%s", want, out)
 		}
 	}
+	// The generated encoder writes its fields inline (see eventimpl's
+	// exportBodies).
+	for _, want := range []string{"eventimpl.Record", "emit.Writer.Varint", "emit.Writer.End", "emit.Writer.Unpin"} {
+		if !strings.Contains(string(out), "gsample_flightrec.go") || !strings.Contains(string(out), "inlining call to "+want) {
+			t.Errorf("no %q inlined in the generated Commit:\n%s", want, out)
+		}
+	}
 }
 
 func TestDefineRejects(t *testing.T) {

@@ -1,6 +1,0 @@
-//go:build race
-
-package event_test
-
-// raceEnabled: the race detector makes goroutines several times dearer.
-const raceEnabled = true
