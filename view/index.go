@@ -118,6 +118,19 @@ type Findings struct {
 
 // Open maps (or, when gzip-compressed, reads) the files and indexes them.
 func Open(names []string) (*Index, error) {
+	ix, err := openFiles(names)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.build(); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// openFiles opens the files and finds their chunks, without indexing.
+func openFiles(names []string) (*Index, error) {
 	ix := &Index{typeByName: map[string]*Type{}, threadsOf: map[string]uint32{}, Threads: []string{""}, Stacks: jfrstack.New()}
 	for _, name := range names {
 		f, err := openFile(name)
@@ -126,10 +139,6 @@ func Open(names []string) (*Index, error) {
 			return nil, err
 		}
 		ix.Files = append(ix.Files, f)
-	}
-	if err := ix.build(); err != nil {
-		ix.Close()
-		return nil, err
 	}
 	return ix, nil
 }

@@ -251,3 +251,37 @@ func TestLanes(t *testing.T) {
 		t.Errorf("second half: %d of %d events", m, n)
 	}
 }
+
+// TestLoad: the counts shown while indexing are the index's, and the
+// server answers from the index once it is ready.
+func TestLoad(t *testing.T) {
+	path, _ := sample(t, "jdk17-sample-multichunk.jfr.gz")
+	s, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, _, err := s.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	q := s.quick
+	if !q.Indexing || len(q.Types) != len(ix.Types) || q.Events != int64(ix.Events) {
+		t.Fatalf("quick summary: %d types, %d events; index: %d types, %d events", len(q.Types), q.Events, len(ix.Types), ix.Events)
+	}
+	for _, qt := range q.Types {
+		if it := ix.Type(qt.Name); it == nil || it.Count != qt.Count || it.Bytes != qt.Bytes {
+			t.Errorf("%s: quick %d events %d bytes, index %+v", qt.Name, qt.Count, qt.Bytes, it)
+		}
+	}
+	req := httptest.NewRequest("GET", "/api/types", nil)
+	req.RemoteAddr, req.Host = "127.0.0.1:1", "localhost"
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Errorf("types after loading: %d %s", rec.Code, rec.Body)
+	}
+	if _, err := Load([]string{filepath.Join(t.TempDir(), "missing.jfr")}); err == nil {
+		t.Error("a missing file loaded")
+	}
+}
