@@ -302,6 +302,15 @@ func TestPagesGoAndFlow(t *testing.T) {
 		t.Errorf("flame total %d, want %d samples", total, s.ix.Type("jdk.ExecutionSample").Count)
 	}
 	s.check("flame-go")
+	s.open("timeline", "timeline")
+	if n := eval[int](s, `+document.querySelector('#timeline').dataset.lanes`); n < 3 {
+		t.Errorf("Go timeline: %d lanes", n)
+	}
+	// CPU load, heap and goroutine counters from the recorder's runtime events.
+	if n := eval[int](s, `+document.querySelector('#timeline').dataset.counters`); n < 3 {
+		t.Errorf("Go timeline: %d counters", n)
+	}
+	s.check("timeline-go")
 	s.open("overview", "overview")
 	if got := eval[string](s, `document.querySelector('#findings').textContent`); !strings.Contains(got, "one synthetic thread") {
 		t.Errorf("no note about Go CPU samples: %s", got)

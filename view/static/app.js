@@ -294,7 +294,8 @@ async function timeline() {
   data.lanes = data.lanes || [];
   const canvas = el('canvas', { id: 'timeline' });
   const counters = (data.counters || []).filter((c) => c.points && c.points.length);
-  const height = counters.length ? COUNTER_H + 10 : 0;
+  const chartH = Math.max(COUNTER_H, counters.length * 12 + 8); // room for every label
+  const height = counters.length ? chartH + 10 : 0;
   const dpr = window.devicePixelRatio || 1;
   const h = height + data.lanes.length * LANE + 20;
   canvas.width = width * dpr;
@@ -313,7 +314,7 @@ async function timeline() {
     ctx.strokeStyle = color(c.name);
     ctx.beginPath();
     c.points.forEach(([x, y], j) => {
-      const yy = COUNTER_H - y / (c.max || 1) * (COUNTER_H - 4);
+      const yy = chartH - y / (c.max || 1) * (chartH - 4);
       if (j === 0) ctx.moveTo(LABEL_W + x, yy); else ctx.lineTo(LABEL_W + x, yy);
     });
     ctx.stroke();
@@ -334,6 +335,7 @@ async function timeline() {
     for (const [x] of l.ticks || []) ctx.fillRect(LABEL_W + x, y + LANE - 4, 1, 3);
   });
   canvas.dataset.lanes = data.lanes.length;
+  canvas.dataset.counters = counters.length;
   canvas.dataset.spans = data.lanes.reduce((a, l) => a + (l.spans || []).length, 0);
   const toTime = (x) => Math.round(data.from + (x - LABEL_W) / px * (data.to - data.from));
   let start = null;
