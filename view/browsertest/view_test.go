@@ -215,7 +215,28 @@ func TestPagesJDK(t *testing.T) {
 	if tip := eval[string](s, `document.querySelector('#tip').hidden ? '' : document.querySelector('#tip').textContent`); !strings.Contains(tip, "java.lang.Thread.run") {
 		t.Errorf("hovering the root frame shows %q", tip)
 	}
+	// Search highlights and measures matches; a click zooms; bottom-up
+	// puts the hottest leaf under the root.
+	eval[bool](s, `(i => { i.value = 'ArrayList.grow'; i.dispatchEvent(new Event('input')); return true })(document.querySelector('#flame-search'))`)
+	if info := eval[string](s, `document.querySelector('#flame-info').textContent`); !strings.Contains(info, `"ArrayList.grow" matches`) {
+		t.Errorf("search: %q", info)
+	}
+	flameRect := `(r => [r.left, r.top, r.width])(document.querySelector('#flame').getBoundingClientRect())`
+	rect = eval[[]float64](s, flameRect) // the longer info line may have moved it
+	if err := chromedp.Do(s.ctx, chromedp.MouseClickXY(rect[0]+rect[2]/2, rect[1]+17*1.5)); err != nil {
+		t.Fatal(err)
+	}
+	if info := eval[string](s, `document.querySelector('#flame-info').textContent`); !strings.Contains(info, "zoomed") {
+		t.Errorf("click did not zoom: %q", info)
+	}
 	s.check("flame")
+	eval[bool](s, `document.body.dataset.ready = ''; document.querySelector('#flame-invert').click(); true`)
+	s.waitReady("flame")
+	rect = eval[[]float64](s, flameRect)
+	s.mouse(input.DispatchMouseEventTypeMouseMoved, rect[0]+5, rect[1]+17*1.5)
+	if tip := eval[string](s, `document.querySelector('#tip').textContent`); !strings.HasPrefix(tip, "java.util.ArrayList.grow") {
+		t.Errorf("bottom-up: the first leaf is %q", tip)
+	}
 
 	s.open("timeline", "timeline")
 	if n := eval[int](s, `+document.querySelector('#timeline').dataset.lanes`); n < 5 {
@@ -269,6 +290,15 @@ func TestPagesJDK(t *testing.T) {
 	s.open("events?types=jdk.ExecutionSample", "events")
 	if n := eval[int](s, `document.querySelectorAll('#event-table tr.row').length`); n != 100 {
 		t.Errorf("event table shows %d rows, want a page of 100", n)
+	}
+	// Sorting by start time, descending, from the column header.
+	for range 2 {
+		eval[bool](s, `document.body.dataset.ready = ''; document.querySelector('#event-table th').click(); true`)
+		s.waitReady("events")
+	}
+	times := eval[[]string](s, `[...document.querySelectorAll('#event-table tr.row')].slice(0, 2).map(r => r.cells[0].textContent)`)
+	if len(times) != 2 || times[0] < times[1] || !strings.Contains(eval[string](s, `location.hash`), "desc=1") {
+		t.Errorf("descending sort: first rows %v", times)
 	}
 	eval[bool](s, `document.querySelector('#event-table tr.row').dispatchEvent(new MouseEvent('click', {bubbles: true}))`)
 	stack, err := chromedp.Run(s.ctx, chromedp.Poll[string](`document.querySelector('#detail-stack') && document.querySelector('#detail-stack').textContent`, chromedp.WithPollingTimeout(10*time.Second)))
