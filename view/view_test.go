@@ -102,7 +102,21 @@ func TestFlameAndPage(t *testing.T) {
 	}
 	d, err := ix.Detail(p.Rows[0].ID)
 	if err != nil || len(d.Stack) == 0 || d.Type != "jdk.ExecutionSample" {
-		t.Errorf("detail %+v, %v", d, err)
+		t.Fatalf("detail %+v, %v", d, err)
+	}
+	// The detail's offset is the record's in the file.
+	data, _ := os.ReadFile(path)
+	r := jfr.NewBytesReader(data, nil)
+	var ev jfr.Event
+	found := false
+	for r.ReadEvent(&ev) == nil {
+		if ev.Offset == d.Offset {
+			found = ev.Type.Name == d.Type
+			break
+		}
+	}
+	if !found {
+		t.Errorf("no %s record at offset %d", d.Type, d.Offset)
 	}
 }
 
