@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -313,8 +312,14 @@ func (ix *Index) indexChunk(job, fi, ci int, cache *jfr.MetadataCache) (r *chunk
 	guess := int(span.Size / 64)
 	r.t, r.dur, r.off = make([]int64, 0, guess), make([]int64, 0, guess), make([]uint32, 0, guess)
 	r.typ, r.thread, r.stack = make([]uint16, 0, guess), make([]uint32, 0, guess), make([]uint32, 0, guess)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer mmapfile.Guard(&r.err)
+	if err := mmapfile.Protect(func() error { ix.readChunk(r, f, span, cache); return nil }); err != nil {
+		r.err = err
+	}
+	return r
+}
+
+// readChunk decodes the chunk at span of f into r (r.err on bad input).
+func (ix *Index) readChunk(r *chunkResult, f *File, span jfr.ChunkSpan, cache *jfr.MetadataCache) {
 	rd := jfr.NewBytesReader(f.data[span.Offset:span.Offset+span.Size], &jfr.ReaderOptions{PerChunkClock: true, MetadataCache: cache})
 	plans := map[*jfr.Class]*chunkPlan{}
 	threadKeys := map[uint64]uint32{}
@@ -323,7 +328,7 @@ func (ix *Index) indexChunk(job, fi, ci int, cache *jfr.MetadataCache) (r *chunk
 	for {
 		err := rd.ReadEvent(&ev)
 		if errors.Is(err, io.EOF) {
-			return r
+			return
 		}
 		if err != nil {
 			var fe *jfr.FormatError
@@ -331,7 +336,7 @@ func (ix *Index) indexChunk(job, fi, ci int, cache *jfr.MetadataCache) (r *chunk
 				err = &jfr.FormatError{Chunk: span.Index, Offset: fe.Offset + span.Offset, Err: fe.Err}
 			}
 			r.err = fmt.Errorf("%s: %w", f.Name, err)
-			return r
+			return
 		}
 		p := plans[ev.Type]
 		if p == nil {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"os"
 	"os/signal"
-	"runtime/debug"
 
 	"github.com/flightrec/flightrec/internal/cli"
 	"github.com/flightrec/flightrec/internal/mmapfile"
@@ -28,17 +27,15 @@ func run(ctx context.Context, args []string, stdout, stderr *os.File) int {
 func guarded(c *cli.Command) *cli.Command {
 	run := c.Run
 	g := *c
-	g.Run = func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) (err error) {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer mmapfile.Guard(&err)
-		return run(ctx, env, fs, args)
+	g.Run = func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
+		return mmapfile.Protect(func() error { return run(ctx, env, fs, args) })
 	}
 	return &g
 }
 
 func commands() []*cli.Command {
 	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
-		exportCmd, viewCmd, // issue 15: export pprof|perfetto, view
+		probeCmd, exportCmd, viewCmd,
 	}
 	for i, c := range cmds {
 		cmds[i] = guarded(c)

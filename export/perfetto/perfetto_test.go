@@ -385,7 +385,7 @@ func TestFlowArrows(t *testing.T) {
 	var a, b bytes.Buffer
 	na, nb := newFlowNode(t, &a, base), newFlowNode(t, &b, base+50*ms)
 	span := func(n *flowNode, s int64) jfr.Value { return jfr.IntValue(jfr.KindLong, s) }
-	na.event("flightrec.flow.Node", 0, map[string]jfr.Value{"name": str("A")})
+	na.event("flightrec.flow.Node", 0, map[string]jfr.Value{"name": str("A"), "number": jfr.IntValue(jfr.KindLong, 1)})
 	na.event("flightrec.flow.SendStarted", 10*ms, map[string]jfr.Value{"span": span(na, 1), "thread": str("client"), "messageText": str("m1")})
 	na.event("flightrec.flow.SendWritten", 11*ms, map[string]jfr.Value{"span": span(na, 1), "thread": str("client"), "messageText": str("m1")})
 	na.event("flightrec.flow.Span", 11*ms, map[string]jfr.Value{"span": span(na, 1), "outgoingText": jfr.ArrayValue(na.md.ClassByName("java.lang.String"), str("m1"))})
@@ -393,7 +393,7 @@ func TestFlowArrows(t *testing.T) {
 	na.event("flightrec.flow.HandleStart", 31*ms, map[string]jfr.Value{"span": span(na, 2), "thread": str("reader"), "messageText": str("m2")})
 	na.event("flightrec.flow.HandleEnd", 32*ms, map[string]jfr.Value{"span": span(na, 2), "thread": str("reader"), "messageText": str("m2")})
 	na.event("flightrec.flow.Span", 32*ms, map[string]jfr.Value{"span": span(na, 2), "incomingText": str("m2")})
-	nb.event("flightrec.flow.Node", 0, map[string]jfr.Value{"name": str("B")})
+	nb.event("flightrec.flow.Node", 0, map[string]jfr.Value{"name": str("B"), "number": jfr.IntValue(jfr.KindLong, 2)})
 	nb.event("flightrec.flow.Received", 15*ms, map[string]jfr.Value{"span": span(nb, 1), "thread": str("reader"), "messageText": str("m1")})
 	nb.event("flightrec.flow.HandleStart", 16*ms, map[string]jfr.Value{"span": span(nb, 1), "thread": str("worker"), "messageText": str("m1")})
 	nb.event("flightrec.flow.SendStarted", 20*ms, map[string]jfr.Value{"span": span(nb, 1), "thread": str("worker"), "messageText": str("m2")})
