@@ -57,7 +57,7 @@ func (ix *Index) chunkOf(file int, off int64) (*jfr.Chunk, jfr.ChunkSpan, error)
 // decodeEvent decodes event i of the index into ev. The caller holds
 // ix.decode.mu.
 func (ix *Index) decodeEvent(i int32, ev *jfr.Event) error {
-	file, off := int(ix.file[i]), ix.off[i]
+	file, off := ix.location(i)
 	c, span, err := ix.chunkOf(file, off)
 	if err != nil {
 		return err
@@ -69,6 +69,12 @@ func (ix *Index) decodeEvent(i int32, ev *jfr.Event) error {
 		return fmt.Errorf("%s: bad record at %d", ix.Files[file].Name, off)
 	}
 	return c.DecodeEvent(jfr.Record{TypeID: int64(typ), Offset: off - span.Offset, Size: int64(size)}, ev)
+}
+
+// location returns the file of event i and the record's offset in it.
+func (ix *Index) location(i int32) (file int, off int64) {
+	ref := ix.chunks[ix.chunk[i]]
+	return ref.file, ix.Files[ref.file].chunks[ref.chunk].Offset + int64(ix.off[i])
 }
 
 // cellText renders a field value for the event browser.

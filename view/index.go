@@ -88,8 +88,9 @@ type Index struct {
 	typ    []uint16
 	thread []uint32
 	stack  []uint32
-	file   []uint16
-	off    []int64
+	chunk  []uint16 // index into chunks
+	off    []uint32 // of the record in its chunk
+	chunks []chunkRef
 
 	typeByName map[string]*Type
 	threadsOf  map[string]uint32
@@ -99,6 +100,9 @@ type Index struct {
 	cols   columnCache
 	lanes  threadEvents
 }
+
+// chunkRef names a chunk: its file and its index there.
+type chunkRef struct{ file, chunk int }
 
 // Findings are the Overview's automated observations.
 type Findings struct {
@@ -117,6 +121,19 @@ type Findings struct {
 
 // Open maps (or, when gzip-compressed, reads) the files and indexes them.
 func Open(names []string) (*Index, error) {
+	ix, err := openFiles(names)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.build(); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// openFiles opens the files and finds their chunks, without indexing.
+func openFiles(names []string) (*Index, error) {
 	ix := &Index{typeByName: map[string]*Type{}, threadsOf: map[string]uint32{}, Threads: []string{""}, Stacks: jfrstack.New()}
 	for _, name := range names {
 		f, err := openFile(name)
@@ -125,10 +142,6 @@ func Open(names []string) (*Index, error) {
 			return nil, err
 		}
 		ix.Files = append(ix.Files, f)
-	}
-	if err := ix.build(); err != nil {
-		ix.Close()
-		return nil, err
 	}
 	return ix, nil
 }
@@ -208,12 +221,13 @@ func readAll(name string) ([]byte, error) {
 
 // chunkResult is what one chunk's pass found, with chunk-local ids.
 type chunkResult struct {
+	job         int // index into Index.chunks
 	file, chunk int
 	t, dur      []int64
 	typ         []uint16
 	thread      []uint32
 	stack       []uint32
-	off         []int64
+	off         []uint32
 	types       []*jfr.Class
 	typeBytes   []int64
 	threads     []string // local thread id -> identity key; 0 unused
@@ -228,13 +242,19 @@ type chunkResult struct {
 }
 
 func (ix *Index) build() error {
-	type job struct{ file, chunk int }
-	var jobs []job
+	var jobs []chunkRef
 	for fi, f := range ix.Files {
-		for ci := range f.chunks {
-			jobs = append(jobs, job{fi, ci})
+		for ci, span := range f.chunks {
+			if span.Size > math.MaxUint32 {
+				return fmt.Errorf("%s: chunk %d: %d bytes, more than the view indexes (4 GiB)", f.Name, ci, span.Size)
+			}
+			jobs = append(jobs, chunkRef{fi, ci})
 		}
 	}
+	if len(jobs) > math.MaxUint16 {
+		return fmt.Errorf("%d chunks: the view indexes at most %d", len(jobs), math.MaxUint16)
+	}
+	ix.chunks = jobs
 	results := make([]*chunkResult, len(jobs))
 	cache := jfr.NewMetadataCache()
 	var wg sync.WaitGroup
@@ -244,7 +264,7 @@ func (ix *Index) build() error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = ix.indexChunk(jobs[i].file, jobs[i].chunk, cache)
+				results[i] = ix.indexChunk(i, jobs[i].file, jobs[i].chunk, cache)
 			}
 		}()
 	}
@@ -268,11 +288,11 @@ func (ix *Index) build() error {
 	}
 	ix.t = make([]int64, 0, total)
 	ix.dur = make([]int64, 0, total)
-	ix.off = make([]int64, 0, total)
+	ix.off = make([]uint32, 0, total)
 	ix.typ = make([]uint16, 0, total)
 	ix.thread = make([]uint32, 0, total)
 	ix.stack = make([]uint32, 0, total)
-	ix.file = make([]uint16, 0, total)
+	ix.chunk = make([]uint16, 0, total)
 	for i, r := range results {
 		ix.merge(r)
 		results[i] = nil // its columns are copied: let them go
@@ -283,14 +303,14 @@ func (ix *Index) build() error {
 
 // indexChunk reads one chunk; a memory fault (the file shrank) becomes an
 // error.
-func (ix *Index) indexChunk(fi, ci int, cache *jfr.MetadataCache) (r *chunkResult) {
+func (ix *Index) indexChunk(job, fi, ci int, cache *jfr.MetadataCache) (r *chunkResult) {
 	f := ix.Files[fi]
 	span := f.chunks[ci]
-	r = &chunkResult{file: fi, chunk: ci, stacks: jfrstack.New(), series: map[string][]Point{}, threads: []string{""}, threadNames: []string{""}}
+	r = &chunkResult{job: job, file: fi, chunk: ci, stacks: jfrstack.New(), series: map[string][]Point{}, threads: []string{""}, threadNames: []string{""}}
 	// Records average 40-80 bytes; start the columns near their final size
 	// rather than grow them by copying.
 	guess := int(span.Size / 64)
-	r.t, r.dur, r.off = make([]int64, 0, guess), make([]int64, 0, guess), make([]int64, 0, guess)
+	r.t, r.dur, r.off = make([]int64, 0, guess), make([]int64, 0, guess), make([]uint32, 0, guess)
 	r.typ, r.thread, r.stack = make([]uint16, 0, guess), make([]uint32, 0, guess), make([]uint32, 0, guess)
 	if err := mmapfile.Protect(func() error { ix.readChunk(r, f, span, cache); return nil }); err != nil {
 		r.err = err
@@ -364,7 +384,7 @@ func (ix *Index) readChunk(r *chunkResult, f *File, span jfr.ChunkSpan, cache *j
 		r.typ = append(r.typ, p.id)
 		r.thread = append(r.thread, th)
 		r.stack = append(r.stack, st)
-		r.off = append(r.off, ev.Offset+span.Offset)
+		r.off = append(r.off, uint32(ev.Offset)) // the reader reads the chunk alone
 		r.typeBytes[p.id] += ev.Size
 		p.extra(r, &ev, start, dur)
 	}
@@ -474,7 +494,7 @@ func (ix *Index) merge(r *chunkResult) {
 		ix.typ = append(ix.typ, uint16(t.ID))
 		ix.thread = append(ix.thread, threadIDs[r.thread[i]])
 		ix.stack = append(ix.stack, stackIDs[r.stack[i]])
-		ix.file = append(ix.file, uint16(r.file))
+		ix.chunk = append(ix.chunk, uint16(r.job))
 		t.events = append(t.events, int32(base+i))
 		t.Count++
 		t.PerFile[r.file]++
@@ -633,7 +653,7 @@ func (ix *Index) Type(name string) *Type { return ix.typeByName[name] }
 // MemoryBytes estimates the index's own memory: the event columns and the
 // per-type event lists (the large part), not the mapped files.
 func (ix *Index) MemoryBytes() int64 {
-	n := int64(len(ix.t)) * (8 + 8 + 2 + 4 + 4 + 2 + 8 + 4)
+	n := int64(len(ix.t)) * (8 + 8 + 2 + 4 + 4 + 2 + 4 + 4)
 	for _, s := range ix.Series {
 		n += int64(len(s.Points)) * 16
 	}

@@ -141,7 +141,8 @@ func (ix *Index) Detail(id int32) (*Detail, error) {
 		return nil, err
 	}
 	t := ix.Types[ix.typ[id]]
-	d := &Detail{ID: id, Type: t.Name, File: ix.Files[ix.file[id]].Name, Offset: ix.off[id], Start: ix.t[id], Dur: ix.dur[id],
+	file, off := ix.location(id)
+	d := &Detail{ID: id, Type: t.Name, File: ix.Files[file].Name, Offset: off, Start: ix.t[id], Dur: ix.dur[id],
 		Thread: ix.Threads[ix.thread[id]], Fields: t.Fields, Values: ix.cells(&ev), Stack: []string{}}
 	s := ix.stack[id]
 	for _, fr := range ix.Stacks.Frames(s) {

@@ -28,18 +28,67 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 
 // Server serves an index over HTTP.
 type Server struct {
+	// ix, indexTime and err are set before ready is closed.
 	ix        *Index
 	indexTime time.Duration
+	err       error
+	ready     chan struct{}
+	quick     *quickSummary // what the Overview shows while indexing
 	mux       *http.ServeMux
 	flowOnce  sync.Once
 	flow      *flowData
 }
 
-// NewServer returns the handler of the view; indexTime is shown on the
-// Overview.
+// NewServer returns the handler of the view of an index; indexTime is
+// shown on the Overview.
 func NewServer(ix *Index, indexTime time.Duration) *Server {
-	s := &Server{ix: ix, indexTime: indexTime, mux: http.NewServeMux()}
+	s := newServer()
+	s.ix, s.indexTime = ix, indexTime
+	close(s.ready)
 	go ix.byThread() // the timeline's lists, before the first request needs them
+	return s
+}
+
+// Load opens the files, counts their records by type (reading only the
+// record headers, which takes milliseconds) and returns a server at once;
+// the index is built in the background. Until it is ready /api/summary
+// answers with those counts and "indexing": true, and the other
+// endpoints wait for it. Wait returns the index when it is ready.
+func Load(names []string) (*Server, error) {
+	start := time.Now()
+	ix, err := openFiles(names)
+	if err != nil {
+		return nil, err
+	}
+	q, err := summarize(ix)
+	if err != nil {
+		ix.Close()
+		return nil, err
+	}
+	s := newServer()
+	s.quick = q
+	go func() {
+		err := ix.build()
+		if err != nil {
+			ix.Close()
+			s.err = err
+		} else {
+			s.ix, s.indexTime = ix, time.Since(start)
+			go ix.byThread()
+		}
+		close(s.ready)
+	}()
+	return s, nil
+}
+
+// Wait waits for the index and returns it, with the time from Load.
+func (s *Server) Wait() (*Index, time.Duration, error) {
+	<-s.ready
+	return s.ix, s.indexTime, s.err
+}
+
+func newServer() *Server {
+	s := &Server{ready: make(chan struct{}), mux: http.NewServeMux()}
 	sub, _ := fs.Sub(static, "static")
 	s.mux.Handle("GET /", http.FileServerFS(sub))
 	s.api("GET /api/summary", s.summary)
@@ -103,7 +152,18 @@ func loopbackHost(host string) bool {
 // error becomes a JSON error reply.
 func (s *Server) api(pattern string, fn func(r *http.Request) (any, error)) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		v, err := s.call(fn, r)
+		if pattern != "GET /api/summary" {
+			select {
+			case <-s.ready:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		var v any
+		err := s.err
+		if err == nil {
+			v, err = s.call(fn, r)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		if err != nil {
@@ -197,6 +257,11 @@ type summaryType struct {
 }
 
 func (s *Server) summary(r *http.Request) (any, error) {
+	select {
+	case <-s.ready:
+	default:
+		return s.quick, nil
+	}
 	ix := s.ix
 	f, err := s.filter(r)
 	if err != nil {

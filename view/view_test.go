@@ -102,7 +102,21 @@ func TestFlameAndPage(t *testing.T) {
 	}
 	d, err := ix.Detail(p.Rows[0].ID)
 	if err != nil || len(d.Stack) == 0 || d.Type != "jdk.ExecutionSample" {
-		t.Errorf("detail %+v, %v", d, err)
+		t.Fatalf("detail %+v, %v", d, err)
+	}
+	// The detail's offset is the record's in the file.
+	data, _ := os.ReadFile(path)
+	r := jfr.NewBytesReader(data, nil)
+	var ev jfr.Event
+	found := false
+	for r.ReadEvent(&ev) == nil {
+		if ev.Offset == d.Offset {
+			found = ev.Type.Name == d.Type
+			break
+		}
+	}
+	if !found {
+		t.Errorf("no %s record at offset %d", d.Type, d.Offset)
 	}
 }
 
@@ -249,5 +263,39 @@ func TestLanes(t *testing.T) {
 	}
 	if m <= 0 || m >= n {
 		t.Errorf("second half: %d of %d events", m, n)
+	}
+}
+
+// TestLoad: the counts shown while indexing are the index's, and the
+// server answers from the index once it is ready.
+func TestLoad(t *testing.T) {
+	path, _ := sample(t, "jdk17-sample-multichunk.jfr.gz")
+	s, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, _, err := s.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	q := s.quick
+	if !q.Indexing || len(q.Types) != len(ix.Types) || q.Events != int64(ix.Events) {
+		t.Fatalf("quick summary: %d types, %d events; index: %d types, %d events", len(q.Types), q.Events, len(ix.Types), ix.Events)
+	}
+	for _, qt := range q.Types {
+		if it := ix.Type(qt.Name); it == nil || it.Count != qt.Count || it.Bytes != qt.Bytes {
+			t.Errorf("%s: quick %d events %d bytes, index %+v", qt.Name, qt.Count, qt.Bytes, it)
+		}
+	}
+	req := httptest.NewRequest("GET", "/api/types", nil)
+	req.RemoteAddr, req.Host = "127.0.0.1:1", "localhost"
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Errorf("types after loading: %d %s", rec.Code, rec.Body)
+	}
+	if _, err := Load([]string{filepath.Join(t.TempDir(), "missing.jfr")}); err == nil {
+		t.Error("a missing file loaded")
 	}
 }

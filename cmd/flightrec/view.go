@@ -56,35 +56,46 @@ func runView(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return cli.Usagef("--http %s: flightrec view listens on a loopback address only (127.0.0.1, [::1], localhost)", addr)
 	}
-	start := time.Now()
-	ix, err := view.Open(args)
+	srv, err := view.Load(args)
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
-	took := time.Since(start)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	fmt.Fprintf(env.Stdout, "flightrec view: %d events indexed in %v; serving %s (Ctrl-C to stop)\n", ix.Events, took.Round(time.Millisecond), url)
+	fmt.Fprintf(env.Stdout, "flightrec view: serving %s (Ctrl-C to stop); indexing...\n", url)
 	if !flagBool(fs, "no-browser") {
 		if err := openBrowser(url); err != nil {
 			fmt.Fprintf(env.Stderr, "flightrec view: could not open a browser (%v); open %s\n", err, url)
 		}
 	}
-	srv := &http.Server{Handler: view.NewServer(ix, took), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var indexErr error
+	go func() {
+		ix, took, err := srv.Wait()
+		if err != nil {
+			indexErr = err
+			cancel()
+			return
+		}
+		fmt.Fprintf(env.Stdout, "flightrec view: %d events indexed in %v\n", ix.Events, took.Round(time.Millisecond))
+	}()
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		srv.Shutdown(shut)
+		hs.Shutdown(shut)
 	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	// indexErr was set before cancel, which ended Serve. The mapped files
+	// are unmapped when the process exits.
+	return indexErr
 }
 
 // openBrowser starts the user's browser on url without waiting for it.

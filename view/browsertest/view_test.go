@@ -53,14 +53,21 @@ type session struct {
 
 func newSession(t *testing.T, files ...string) *session {
 	t.Helper()
-	exe := browser(t)
+	browser(t)
 	start := time.Now()
 	ix, err := view.Open(files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	srv := httptest.NewServer(view.NewServer(ix, time.Since(start)))
+	return serve(t, view.NewServer(ix, time.Since(start)), ix)
+}
+
+// serve starts a browser on a test server of srv.
+func serve(t *testing.T, h *view.Server, ix *view.Index) *session {
+	t.Helper()
+	exe := browser(t)
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1400, 900))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -208,7 +215,28 @@ func TestPagesJDK(t *testing.T) {
 	if tip := eval[string](s, `document.querySelector('#tip').hidden ? '' : document.querySelector('#tip').textContent`); !strings.Contains(tip, "java.lang.Thread.run") {
 		t.Errorf("hovering the root frame shows %q", tip)
 	}
+	// Search highlights and measures matches; a click zooms; bottom-up
+	// puts the hottest leaf under the root.
+	eval[bool](s, `(i => { i.value = 'ArrayList.grow'; i.dispatchEvent(new Event('input')); return true })(document.querySelector('#flame-search'))`)
+	if info := eval[string](s, `document.querySelector('#flame-info').textContent`); !strings.Contains(info, `"ArrayList.grow" matches`) {
+		t.Errorf("search: %q", info)
+	}
+	flameRect := `(r => [r.left, r.top, r.width])(document.querySelector('#flame').getBoundingClientRect())`
+	rect = eval[[]float64](s, flameRect) // the longer info line may have moved it
+	if err := chromedp.Do(s.ctx, chromedp.MouseClickXY(rect[0]+rect[2]/2, rect[1]+17*1.5)); err != nil {
+		t.Fatal(err)
+	}
+	if info := eval[string](s, `document.querySelector('#flame-info').textContent`); !strings.Contains(info, "zoomed") {
+		t.Errorf("click did not zoom: %q", info)
+	}
 	s.check("flame")
+	eval[bool](s, `document.body.dataset.ready = ''; document.querySelector('#flame-invert').click(); true`)
+	s.waitReady("flame")
+	rect = eval[[]float64](s, flameRect)
+	s.mouse(input.DispatchMouseEventTypeMouseMoved, rect[0]+5, rect[1]+17*1.5)
+	if tip := eval[string](s, `document.querySelector('#tip').textContent`); !strings.HasPrefix(tip, "java.util.ArrayList.grow") {
+		t.Errorf("bottom-up: the first leaf is %q", tip)
+	}
 
 	s.open("timeline", "timeline")
 	if n := eval[int](s, `+document.querySelector('#timeline').dataset.lanes`); n < 5 {
@@ -263,6 +291,15 @@ func TestPagesJDK(t *testing.T) {
 	if n := eval[int](s, `document.querySelectorAll('#event-table tr.row').length`); n != 100 {
 		t.Errorf("event table shows %d rows, want a page of 100", n)
 	}
+	// Sorting by start time, descending, from the column header.
+	for range 2 {
+		eval[bool](s, `document.body.dataset.ready = ''; document.querySelector('#event-table th').click(); true`)
+		s.waitReady("events")
+	}
+	times := eval[[]string](s, `[...document.querySelectorAll('#event-table tr.row')].slice(0, 2).map(r => r.cells[0].textContent)`)
+	if len(times) != 2 || times[0] < times[1] || !strings.Contains(eval[string](s, `location.hash`), "desc=1") {
+		t.Errorf("descending sort: first rows %v", times)
+	}
 	eval[bool](s, `document.querySelector('#event-table tr.row').dispatchEvent(new MouseEvent('click', {bubbles: true}))`)
 	stack, err := chromedp.Run(s.ctx, chromedp.Poll[string](`document.querySelector('#detail-stack') && document.querySelector('#detail-stack').textContent`, chromedp.WithPollingTimeout(10*time.Second)))
 	if err != nil || !strings.Contains(stack, "java.") {
@@ -295,6 +332,15 @@ func TestPagesGoAndFlow(t *testing.T) {
 		t.Errorf("flame total %d, want %d samples", total, s.ix.Type("jdk.ExecutionSample").Count)
 	}
 	s.check("flame-go")
+	s.open("timeline", "timeline")
+	if n := eval[int](s, `+document.querySelector('#timeline').dataset.lanes`); n < 3 {
+		t.Errorf("Go timeline: %d lanes", n)
+	}
+	// CPU load, heap and goroutine counters from the recorder's runtime events.
+	if n := eval[int](s, `+document.querySelector('#timeline').dataset.counters`); n < 3 {
+		t.Errorf("Go timeline: %d counters", n)
+	}
+	s.check("timeline-go")
 	s.open("overview", "overview")
 	if got := eval[string](s, `document.querySelector('#findings').textContent`); !strings.Contains(got, "one synthetic thread") {
 		t.Errorf("no note about Go CPU samples: %s", got)
@@ -343,10 +389,31 @@ func TestFirstPaintBig(t *testing.T) {
 		t.Skip("FLIGHTREC_BIG is not set")
 	}
 	start := time.Now()
-	s := newSession(t, big)
-	indexed := time.Since(start)
-	s.open("overview", "overview")
-	t.Logf("index %v, overview drawn %v after the start", indexed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	srv, err := view.Load([]string{big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("files opened and counted %v after the start", time.Since(start).Round(time.Millisecond))
+	s := serve(t, srv, nil)
+	if err := chromedp.Do(s.ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("browser started %v after the start", time.Since(start).Round(time.Millisecond))
+	// The Overview first shows the counts read from the record headers,
+	// then everything once the index is ready.
+	s.open("overview", "overview-quick")
+	t.Logf("overview with counts drawn %v after the start", time.Since(start).Round(time.Millisecond))
+	if n := eval[int](s, `document.querySelectorAll('#types tr[data-type]').length`); n < 10 {
+		t.Errorf("the first overview lists %d types", n)
+	}
+	s.check("overview-quick-big")
+	s.waitReady("overview")
+	ix, took, err := srv.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	t.Logf("index ready %v after the start, full overview drawn %v after the start", took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	for _, p := range []string{"flame", "timeline", "events"} {
 		t0 := time.Now()
 		s.open(p, p)

@@ -110,7 +110,8 @@ function sparkline(hist) {
 async function overview() {
   const { params } = state();
   const ranged = params.from || params.to;
-  const s = ranged ? await api('summary', { from: params.from, to: params.to }) : summary;
+  const s = ranged && !summary.indexing ? await api('summary', { from: params.from, to: params.to }) : summary;
+  if (s.indexing) return quickOverview(s);
   const f = s.findings;
   const span = s.end - s.start;
   const items = [];
@@ -138,6 +139,19 @@ async function overview() {
     el('h3', {}, 'Findings'), el('ul', { class: 'findings', id: 'findings' }, items),
     el('h3', {}, 'Event types'), table);
   ready('overview');
+}
+
+// quickOverview shows the counts read from the record headers while the
+// index is built; start() draws the full Overview once it is ready.
+function quickOverview(s) {
+  const types = [...s.types].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+  show(el('h2', {}, 'Overview'),
+    el('table', {}, el('tr', {}, el('th', {}, 'file'), el('th', { class: 'num' }, 'size'), el('th', { class: 'num' }, 'chunks'), el('th', { class: 'num' }, 'duration')),
+      s.files.map((x) => el('tr', {}, el('td', {}, x.name), el('td', { class: 'num' }, fmt.bytes(x.size)), el('td', { class: 'num' }, x.chunks), el('td', { class: 'num' }, fmt.ns(x.end - x.start))))),
+    el('p', { class: 'note', id: 'indexing' }, `${fmt.n(s.events)} events of ${s.types.length} types; indexing… (the other pages and the findings follow)`),
+    el('table', { id: 'types' }, el('tr', {}, el('th', {}, 'event type'), el('th', { class: 'num' }, 'count'), el('th', { class: 'num' }, 'size')),
+      types.map((t) => el('tr', { 'data-type': t.name }, el('td', {}, t.name), el('td', { class: 'num' }, fmt.n(t.count)), el('td', { class: 'num' }, fmt.bytes(t.bytes))))));
+  ready('overview-quick');
 }
 
 // ---- Flame graph ----
@@ -280,7 +294,8 @@ async function timeline() {
   data.lanes = data.lanes || [];
   const canvas = el('canvas', { id: 'timeline' });
   const counters = (data.counters || []).filter((c) => c.points && c.points.length);
-  const height = counters.length ? COUNTER_H + 10 : 0;
+  const chartH = Math.max(COUNTER_H, counters.length * 12 + 8); // room for every label
+  const height = counters.length ? chartH + 10 : 0;
   const dpr = window.devicePixelRatio || 1;
   const h = height + data.lanes.length * LANE + 20;
   canvas.width = width * dpr;
@@ -299,7 +314,7 @@ async function timeline() {
     ctx.strokeStyle = color(c.name);
     ctx.beginPath();
     c.points.forEach(([x, y], j) => {
-      const yy = COUNTER_H - y / (c.max || 1) * (COUNTER_H - 4);
+      const yy = chartH - y / (c.max || 1) * (chartH - 4);
       if (j === 0) ctx.moveTo(LABEL_W + x, yy); else ctx.lineTo(LABEL_W + x, yy);
     });
     ctx.stroke();
@@ -320,6 +335,7 @@ async function timeline() {
     for (const [x] of l.ticks || []) ctx.fillRect(LABEL_W + x, y + LANE - 4, 1, 3);
   });
   canvas.dataset.lanes = data.lanes.length;
+  canvas.dataset.counters = counters.length;
   canvas.dataset.spans = data.lanes.reduce((a, l) => a + (l.spans || []).length, 0);
   const toTime = (x) => Math.round(data.from + (x - LABEL_W) / px * (data.to - data.from));
   let start = null;
@@ -475,7 +491,17 @@ async function route() {
 }
 
 async function start() {
-  [summary, typesInfo, threads] = await Promise.all([api('summary'), api('types'), api('threads')]);
+  summary = await api('summary');
+  if (summary.indexing) {
+    // Show the counts at once; the rest waits for the index.
+    if (state().page === 'overview' && !state().params.from) quickOverview(summary);
+    else main.replaceChildren(el('p', { id: 'indexing' }, 'Indexing…'));
+    while (summary.indexing) {
+      await new Promise((r) => setTimeout(r, 200));
+      summary = await api('summary');
+    }
+  }
+  [typesInfo, threads] = await Promise.all([api('types'), api('threads')]);
   if (summary.types.some((t) => t.name.startsWith('flightrec.flow.'))) $('#nav-flow').hidden = false;
   addEventListener('hashchange', route);
   await route();
