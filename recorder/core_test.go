@@ -43,12 +43,12 @@ func TestStartStopCycles(t *testing.T) {
 
 // chunkLayout is what walking a file's records finds, chunk by chunk.
 type chunkLayout struct {
-	size, cpOffset  int64
-	state           byte
-	checkpoints     int // records of type 1
-	flushes         int // checkpoints with the flush bit
-	poolBytes       int64
-	flushEnds       []int64 // ticks at which each checkpoint ends
+	size, cpOffset int64
+	state          byte
+	checkpoints    int // records of type 1
+	flushes        int // checkpoints with the flush bit
+	poolBytes      int64
+	flushEnds      []int64 // ticks at which each checkpoint ends
 }
 
 // layout walks the chunks of data by their headers and records.
