@@ -138,6 +138,15 @@ func TestFlushpoints(t *testing.T) {
 		t.Fatalf("%d events read, %d dropped, want %d", got, dropped, rounds*each)
 	}
 	checkJFRCount(t, path, "test.Counted", rounds*each-dropped)
+	if jfrBin, err := exec.LookPath("jfr"); err == nil {
+		out, err := exec.Command(jfrBin, "print", "--json", "--events", "test.Counted", path).Output()
+		if err != nil {
+			t.Fatalf("jfr print --json: %v", err)
+		}
+		if n := strings.Count(string(out), `"type": "test.Counted"`); n != rounds*each-dropped {
+			t.Fatalf("jfr print --json prints %d events, want %d", n, rounds*each-dropped)
+		}
+	}
 }
 
 // checkJFRCount checks with jfr summary that the file holds n events of
