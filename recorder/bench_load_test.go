@@ -37,11 +37,18 @@ func loadRecording(b *testing.B, body func() int64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var pools int64
+	var pools, maxGap, last int64
 	chunks := layout(b, data)
 	for _, c := range chunks {
 		pools += c.poolBytes
+		for _, end := range c.flushEnds {
+			if last != 0 {
+				maxGap = max(maxGap, end-last)
+			}
+			last = end
+		}
 	}
+	b.ReportMetric(float64(maxGap)/float64(theSession.tps)*1e3, "max-flush-gap-ms")
 	b.ReportMetric(100*float64(dropped)/float64(emitted), "drop-%")
 	b.ReportMetric(100*float64(pools)/float64(len(data)), "pool-%")
 	b.ReportMetric(float64(len(chunks)), "chunks")
@@ -77,6 +84,40 @@ func BenchmarkManyGoroutines(b *testing.B) {
 			}
 			time.Sleep(5 * time.Second)
 			close(stop)
+			wg.Wait()
+		}
+		return emitted.Load()
+	})
+}
+
+// BenchmarkCPUBoundGoroutines: 10,000 goroutines that never block, each
+// emitting an event every 20,000 iterations of arithmetic, for 5 s per op,
+// into a file: max-flush-gap-ms shows whether the flusher keeps its pace.
+func BenchmarkCPUBoundGoroutines(b *testing.B) {
+	const goroutines = 10000
+	loadRecording(b, func() int64 {
+		var emitted atomic.Int64
+		for range b.N {
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			for range goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					n, x := int64(0), 0
+					for !stop.Load() {
+						for i := range 20000 {
+							x += i * i
+						}
+						emitLoop(benchType, 1)
+						n++
+					}
+					spinSink += x
+					emitted.Add(n)
+				}()
+			}
+			time.Sleep(5 * time.Second)
+			stop.Store(true)
 			wg.Wait()
 		}
 		return emitted.Load()

@@ -43,12 +43,12 @@ func TestStartStopCycles(t *testing.T) {
 
 // chunkLayout is what walking a file's records finds, chunk by chunk.
 type chunkLayout struct {
-	size, cpOffset  int64
-	state           byte
-	checkpoints     int // records of type 1
-	flushes         int // checkpoints with the flush bit
-	poolBytes       int64
-	unknownRecBytes int64 // records of types not in the metadata (fillers)
+	size, cpOffset int64
+	state          byte
+	checkpoints    int // records of type 1
+	flushes        int // checkpoints with the flush bit
+	poolBytes      int64
+	flushEnds      []int64 // ticks at which each checkpoint ends
 }
 
 // layout walks the chunks of data by their headers and records.
@@ -70,14 +70,17 @@ func layout(t testing.TB, data []byte) []chunkLayout {
 				t.Fatalf("chunk at %d: bad record at %d", off, p)
 			}
 			typ, m := leb128.Uvarint(h[p+int64(n) : p+int64(size)])
-			if typ == 1 {
+			if typ == 1 && size > 2 { // not the empty one after the header
 				c.checkpoints++
 				c.poolBytes += int64(size)
 				q := p + int64(n+m)
-				for range 3 { // start, duration, delta
-					_, k := leb128.Uvarint(h[q:])
+				var f [3]uint64 // start, duration, delta
+				for i := range f {
+					v, k := leb128.Uvarint(h[q:])
+					f[i] = v
 					q += int64(k)
 				}
+				c.flushEnds = append(c.flushEnds, int64(f[0]+f[1]))
 				if h[q]&jfr.CheckpointFlush != 0 {
 					c.flushes++
 				}
@@ -135,6 +138,15 @@ func TestFlushpoints(t *testing.T) {
 		t.Fatalf("%d events read, %d dropped, want %d", got, dropped, rounds*each)
 	}
 	checkJFRCount(t, path, "test.Counted", rounds*each-dropped)
+	if jfrBin, err := exec.LookPath("jfr"); err == nil {
+		out, err := exec.Command(jfrBin, "print", "--json", "--events", "test.Counted", path).Output()
+		if err != nil {
+			t.Fatalf("jfr print --json: %v", err)
+		}
+		if n := strings.Count(string(out), `"type": "test.Counted"`); n != rounds*each-dropped {
+			t.Fatalf("jfr print --json prints %d events, want %d", n, rounds*each-dropped)
+		}
+	}
 }
 
 // checkJFRCount checks with jfr summary that the file holds n events of

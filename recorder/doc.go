@@ -9,16 +9,19 @@
 // every event type is on when any of them enables it.
 //
 // Events are encoded on the emit path into per-P buffers (package
-// internal/batch). A flusher goroutine cuts a chunk at least once a second
-// (the default maximum chunk age), and sooner when its events fill a third
-// of the buffers: it takes the buffers' records, in place, adds the constant
-// pools the events refer to (goroutines as java.lang.Thread, stack traces
-// symbolised as jdk.types.Method with the Go package path as the class),
-// the chunk's metadata, and the recorder's own events (jdk.ActiveRecording,
-// jdk.ActiveSetting, jdk.DataLoss for events dropped because no buffer was
-// free), and appends the finished chunk to each recording. A process killed
-// mid-recording therefore leaves a file whose complete chunks, all but at
-// most the last second, any reader accepts.
+// internal/batch). A flusher goroutine writes a flushpoint into the chunk
+// being written once a second, and sooner when the events fill a third of
+// the buffers: it takes the buffers' records, in place, adds the constants
+// new to the chunk that the events refer to (goroutines as
+// java.lang.Thread, stack traces symbolised as jdk.types.Method with the Go
+// package path as the class) in a flush checkpoint, and the recorder's own
+// events (jdk.ActiveRecording, jdk.ActiveSetting, jdk.DataLoss for events
+// dropped because no buffer was free), and hands the segment to each
+// recording, which appends it and rewrites the chunk's header. Chunks are
+// cut at a maximum size (12 MB by default) and age. A file is laid out so
+// that a process killed at any moment leaves it readable up to the last
+// flushpoint (fileSink); a write error is reported when it happens (Err,
+// WithErrorHandler) and what is lost after it is counted (Lost).
 //
 // Go runtime events (GC cycles, heap, CPU load, goroutine counts, CPU
 // samples) are written under the JDK's names in OpenJDK 17's layouts.
