@@ -28,6 +28,7 @@ type config struct {
 	maxChunkSize int64
 	maxChunkAge  time.Duration
 	settings     Settings
+	sink         func(chunk []byte) // gets each delivered chunk (stream.go)
 }
 
 // WithName names the recording (jdk.ActiveRecording's name).
@@ -88,7 +89,7 @@ func Start(opts ...Option) (*Recording, error) {
 	if cfg.maxChunkAge <= 0 || cfg.maxChunkAge > time.Second {
 		cfg.maxChunkAge = time.Second
 	}
-	if cfg.file == "" && !cfg.ring {
+	if cfg.file == "" && !cfg.ring && cfg.sink == nil {
 		return nil, errors.New("recorder: a recording needs WithFile or WithRing")
 	}
 	r := &Recording{cfg: cfg, settings: cfg.settings, lastHdr: -1, start: time.Now()}
@@ -187,6 +188,9 @@ func (r *Recording) deliver(parts [][]byte, end time.Time) {
 	var size int64
 	for _, p := range parts {
 		size += int64(len(p))
+	}
+	if r.cfg.sink != nil {
+		r.cfg.sink(joinParts(parts, size))
 	}
 	if r.file != nil && r.err == nil {
 		if err := r.writeChunk(parts); err != nil {
