@@ -38,6 +38,7 @@ func guarded(c *cli.Command) *cli.Command {
 
 func commands() []*cli.Command {
 	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd}
+	cmds = append(cmds, ctlCmd, assembleCmd)
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
 	}
