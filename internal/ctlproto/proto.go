@@ -118,12 +118,12 @@ func ReadFrame(r io.Reader, limit int) (kind byte, body []byte, err error) {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, nil, err
 	}
+	if hdr[0] != KindJSON && hdr[0] != KindChunk {
+		return 0, nil, fmt.Errorf("ctlproto: unknown frame kind %#x", hdr[0])
+	}
 	n := int64(binary.BigEndian.Uint32(hdr[1:]))
 	if n > int64(limit) {
 		return 0, nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, n, limit)
-	}
-	if hdr[0] != KindJSON && hdr[0] != KindChunk {
-		return 0, nil, fmt.Errorf("ctlproto: unknown frame kind %#x", hdr[0])
 	}
 	buf := make([]byte, 0, min(n, 1<<20))
 	for int64(len(buf)) < n {
