@@ -424,3 +424,62 @@ func openTempDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// TestPrintFollow prints a file recording while the service writes it:
+// events appear as chunks reach the file, each once, and print ends by
+// itself after the recording stops.
+func TestPrintFollow(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "live.jfr")
+	s := startService(t, dir, "FLIGHTREC_START=name=live,filename="+file)
+	outPath := filepath.Join(dir, "follow.out")
+	outFile, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"print", "--follow", "--json", "--events", "app.Tick", file}, outFile, os.Stderr)
+	}()
+	seqRE := regexp.MustCompile(`"seq":(\d+)`)
+	count := func() int {
+		data, _ := os.ReadFile(outPath)
+		return len(seqRE.FindAll(data, -1))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for count() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("print --follow printed no app.Tick within 5 s of the recording's start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	first := count()
+	time.Sleep(2 * time.Second)
+	if more := count(); more <= first {
+		t.Errorf("print --follow printed %d events, then %d 2 s later", first, more)
+	}
+	ctl(t, strconv.Itoa(s.pid), "stop", "--name", "live")
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("print --follow: exit %d", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("print --follow did not end after the recording stopped")
+	}
+	data, _ := os.ReadFile(outPath)
+	printed := map[string]bool{}
+	for _, m := range seqRE.FindAllSubmatch(data, -1) {
+		if printed[string(m[1])] {
+			t.Fatalf("app.Tick %s printed twice", m[1])
+		}
+		printed[string(m[1])] = true
+	}
+	seqs, _, _ := ticks(t, file)
+	if len(seqs) != len(printed) {
+		t.Errorf("print --follow printed %d app.Tick, the file holds %d", len(printed), len(seqs))
+	}
+}
