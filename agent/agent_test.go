@@ -295,3 +295,28 @@ func openTempDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// BenchmarkCheck is a ctl check round trip: connect, request, the
+// agent's reply with the recordings and their settings.
+func BenchmarkCheck(b *testing.B) {
+	if err := Listen(Options{}); err != nil {
+		b.Fatal(err)
+	}
+	defer Close()
+	rec, err := recorder.Start(recorder.WithName("bench"), recorder.WithRing(1<<20, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Stop()
+	b.ResetTimer()
+	for range b.N {
+		resp, conn, err := ctlproto.Call(os.Getpid(), ctlproto.Request{Command: ctlproto.CmdCheck}, 5*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conn.Close()
+		if len(resp.Recordings) != 1 {
+			b.Fatalf("%d recordings", len(resp.Recordings))
+		}
+	}
+}

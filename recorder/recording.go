@@ -28,7 +28,7 @@ type config struct {
 	maxChunkSize int64
 	maxChunkAge  time.Duration
 	settings     Settings
-	sink         func(chunk []byte) // gets each delivered chunk (stream.go)
+	sink         func(parts [][]byte, size int64) // gets each delivered chunk, valid during the call (stream.go)
 }
 
 // WithName names the recording (jdk.ActiveRecording's name).
@@ -190,7 +190,7 @@ func (r *Recording) deliver(parts [][]byte, end time.Time) {
 		size += int64(len(p))
 	}
 	if r.cfg.sink != nil {
-		r.cfg.sink(joinParts(parts, size))
+		r.cfg.sink(parts, size)
 	}
 	if r.file != nil && r.err == nil {
 		if err := r.writeChunk(parts); err != nil {

@@ -153,15 +153,6 @@ func chunksBetween(data []byte, begin, end time.Time) []byte {
 	return out
 }
 
-// joinParts returns the pieces of a chunk as one new slice.
-func joinParts(parts [][]byte, size int64) []byte {
-	out := make([]byte, 0, size)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
 // EventTypes returns the names of the event types the recorder knows: the
 // types defined with package event and those it writes itself.
 func EventTypes() []string {

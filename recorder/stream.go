@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -26,6 +27,7 @@ type Stream struct {
 
 	mu       sync.Mutex
 	handlers map[string][]func(*jfr.Event)
+	version  int // of handlers
 	onFlush  []func()
 	onError  []func(error)
 	onChunk  []func([]byte)
@@ -33,6 +35,7 @@ type Stream struct {
 	sendMu  sync.Mutex // guards chunks against a late chunk after Close
 	closed  bool
 	chunks  chan []byte
+	free    chan []byte  // chunk buffers handed back by run, for reuse
 	dropped atomic.Int64 // chunks not read because the handlers fell behind
 	done    chan struct{}
 }
@@ -56,6 +59,7 @@ func NewStream(opts ...Option) *Stream {
 func (s *Stream) OnEvent(name string, fn func(*jfr.Event)) {
 	s.mu.Lock()
 	s.handlers[name] = append(s.handlers[name], fn)
+	s.version++
 	s.mu.Unlock()
 }
 
@@ -88,6 +92,7 @@ func (s *Stream) Start() error {
 		return errors.New("recorder: stream already started")
 	}
 	s.chunks = make(chan []byte, streamBacklog)
+	s.free = make(chan []byte, streamBacklog+1)
 	s.done = make(chan struct{})
 	opts := append([]Option{WithName("stream")}, s.opts...)
 	opts = append(opts, optionFunc(func(c *config) { c.sink = s.deliver }))
@@ -120,29 +125,46 @@ func (s *Stream) Close() error {
 	return err
 }
 
-// deliver runs on the recorder's chunk writer: it must not wait.
-func (s *Stream) deliver(chunk []byte) {
+// deliver runs on the recorder's chunk writer: it must not wait. It
+// copies the chunk into a buffer the stream has done with, if any: a new
+// chunk-sized buffer for every chunk costs the emitters the collector's
+// time.
+func (s *Stream) deliver(parts [][]byte, size int64) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	if s.closed {
 		return
 	}
-	select {
-	case s.chunks <- chunk:
-	default:
+	if len(s.chunks) == cap(s.chunks) {
 		s.dropped.Add(1)
+		return
 	}
+	var buf []byte
+	select {
+	case buf = <-s.free:
+	default:
+	}
+	if int64(cap(buf)) < size {
+		buf = make([]byte, 0, size)
+	}
+	buf = buf[:0]
+	for _, p := range parts {
+		buf = append(buf, p...)
+	}
+	s.chunks <- buf
 }
 
 func (s *Stream) run() {
 	defer close(s.done)
 	cache := jfr.NewMetadataCache()
 	var ev jfr.Event
+	var byID handlerTable
 	var reported int64
 	for chunk := range s.chunks {
 		s.mu.Lock()
 		onChunk, onFlush, onError := s.onChunk, s.onFlush, s.onError
-		handlers := s.handlers
+		handlers := maps.Clone(s.handlers)
+		version := s.version
 		s.mu.Unlock()
 		if d := s.dropped.Load(); d != reported {
 			for _, fn := range onError {
@@ -154,7 +176,8 @@ func (s *Stream) run() {
 			fn(chunk)
 		}
 		if len(handlers) > 0 {
-			if err := dispatch(chunk, cache, handlers, &ev); err != nil {
+			byID.version = version
+			if err := dispatch(chunk, cache, handlers, &ev, &byID); err != nil {
 				for _, fn := range onError {
 					fn(err)
 				}
@@ -163,12 +186,18 @@ func (s *Stream) run() {
 		for _, fn := range onFlush {
 			fn()
 		}
+		if len(onChunk) == 0 {
+			select {
+			case s.free <- chunk:
+			default:
+			}
+		}
 	}
 }
 
 // dispatch decodes the events of the chunk that have handlers and calls
 // them; the others are skipped by their size.
-func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func(*jfr.Event), ev *jfr.Event) error {
+func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func(*jfr.Event), ev *jfr.Event, byID *handlerTable) error {
 	r := jfr.NewBytesReader(chunk, &jfr.ReaderOptions{MetadataCache: cache})
 	var recs [256]jfr.Record
 	for {
@@ -180,15 +209,9 @@ func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func
 			return fmt.Errorf("recorder: stream: %w", err)
 		}
 		c := r.Chunk()
+		byID.update(c.Metadata, handlers)
 		for _, rec := range recs[:n] {
-			if rec.TypeID < 2 {
-				continue
-			}
-			cl := c.Metadata.Class(rec.TypeID)
-			if cl == nil {
-				continue
-			}
-			fns := handlers[cl.Name]
+			fns := byID.lookup(rec.TypeID)
 			if len(fns) == 0 {
 				continue
 			}
@@ -200,4 +223,48 @@ func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func
 			}
 		}
 	}
+}
+
+// handlerTable finds the handlers of a record's type by its id, without
+// hashing its name for every record.
+type handlerTable struct {
+	md      *jfr.Metadata
+	version int                  // of the handlers
+	built   int                  // version the table was built for
+	small   [][]func(*jfr.Event) // by id, for ids below maxSmallID
+	large   map[int64][]func(*jfr.Event)
+}
+
+const maxSmallID = 1 << 12
+
+func (t *handlerTable) update(md *jfr.Metadata, handlers map[string][]func(*jfr.Event)) {
+	if md == t.md && t.built == t.version {
+		return
+	}
+	t.md, t.built = md, t.version
+	clear(t.small)
+	t.large = map[int64][]func(*jfr.Event){}
+	for _, cl := range md.EventTypes() {
+		fns := handlers[cl.Name]
+		switch {
+		case len(fns) == 0:
+		case cl.ID >= 2 && cl.ID < maxSmallID:
+			if int(cl.ID) >= len(t.small) {
+				t.small = append(t.small, make([][]func(*jfr.Event), int(cl.ID)+1-len(t.small))...)
+			}
+			t.small[cl.ID] = fns
+		case cl.ID >= 2:
+			t.large[cl.ID] = fns
+		}
+	}
+}
+
+func (t *handlerTable) lookup(id int64) []func(*jfr.Event) {
+	if id >= 0 && id < int64(len(t.small)) {
+		return t.small[id]
+	}
+	if id < maxSmallID {
+		return nil
+	}
+	return t.large[id]
 }

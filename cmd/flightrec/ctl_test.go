@@ -483,3 +483,33 @@ func TestPrintFollow(t *testing.T) {
 		t.Errorf("print --follow printed %d app.Tick, the file holds %d", len(printed), len(seqs))
 	}
 }
+
+// BenchmarkCtlCheck runs `flightrec ctl PID check` as a user does, a new
+// process each time, against the test service.
+func BenchmarkCtlCheck(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "ctlservice")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/ctlservice").CombinedOutput(); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	svc := exec.Command(bin)
+	svc.Env = append(os.Environ(), "FLIGHTREC_START=name=bench,maxage=1m")
+	stdin, _ := svc.StdinPipe()
+	stdout, _ := svc.StdoutPipe()
+	if err := svc.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); svc.Wait() }()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+		b.Fatalf("service: %q %v", line, err)
+	}
+	pid := strconv.Itoa(svc.Process.Pid)
+	b.ResetTimer()
+	for range b.N {
+		cmd := exec.Command(os.Args[0], "ctl", pid, "check")
+		cmd.Env = append(os.Environ(), "FLIGHTREC_DEMO_NODE=1")
+		if out, err := cmd.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("name=bench")) {
+			b.Fatalf("%v\n%s", err, out)
+		}
+	}
+}
