@@ -163,6 +163,10 @@ func TestCtlCommands(t *testing.T) {
 		// Chunks are cut every second: --begin -1s keeps up to 2 s more.
 		t.Errorf("dump --begin -1s starts with an event %v old", old)
 	}
+	code, _, errOut := runCmd(t, "ctl", pid, "dump", "--name", "boot", "--filename", filepath.Join(dir, "none.jfr"), "--end", "-1h")
+	if code != 1 || !strings.Contains(string(errOut), "the recording holds no chunk in the time range") {
+		t.Errorf("dump --end -1h: exit %d, %s", code, errOut)
+	}
 	stopped := filepath.Join(dir, "boot-stop.jfr")
 	if out := ctl(t, pid, "stop", "--name", "1", "--filename", stopped); !strings.Contains(out, "written to "+stopped) {
 		t.Errorf("stop --filename:\n%s", out)
@@ -213,6 +217,7 @@ func TestCtlCommands(t *testing.T) {
 		{[]string{pid, "stop", "--name", "nope"}, `no recording named "nope": none is running`},
 		{[]string{pid, "start", "app.Tick#color=red"}, `unknown setting "color"`},
 		{[]string{pid, "dump", "--name", "x"}, "dump needs --name and --filename"},
+		{[]string{pid, "check", "--events", "x"}, "check does not take --events"},
 		{[]string{"1", "check"}, "agent.Listen(agent.Options{})"},
 		{[]string{"999999999", "check"}, "no process with pid 999999999"},
 	} {

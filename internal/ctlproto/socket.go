@@ -67,7 +67,7 @@ func Dial(pid int, timeout time.Duration) (net.Conn, error) {
 	case errors.Is(err, syscall.ENOENT):
 		return nil, fmt.Errorf("process %d: %w: no control socket %s; %s", pid, ErrNoAgent, path, OptIn)
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return nil, fmt.Errorf("process %d: %w: its control socket %s is stale (the agent was closed); %s", pid, ErrNoAgent, path, OptIn)
+		return nil, fmt.Errorf("process %d: %w: its control socket %s is stale (the process has exited, or closed the agent); %s", pid, ErrNoAgent, path, OptIn)
 	}
 	return nil, fmt.Errorf("process %d: %w", pid, err)
 }
