@@ -1,10 +1,11 @@
 package jfr
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 )
@@ -41,39 +42,50 @@ func (o *FollowOptions) finalGrace() time.Duration {
 }
 
 // Follow reads a recording file while it is being written, as the JDK's
-// EventStream.openFile does: each time a chunk grows (a writer's flush
-// rewrites the chunk header's size; the state byte is 1..254 while the
-// chunk is in progress, 255 while its header is rewritten, 0 once it is
-// finished) or a new chunk is appended, it calls fn with a Reader of the
-// new records only, their chunk's metadata and constant pools loaded. It
-// waits for more until the recording ends with a finished chunk flagged
-// final (see FollowOptions.FinalGrace), ctx is done (it returns
-// ctx.Err()), the data is bad (a *FormatError), or fn fails.
+// EventStream.openFile does, and calls fn with a Reader of each part of it
+// newly flushed, the chunk's metadata and constant pools loaded: a new
+// chunk, or the records a writer's flush added to the chunk it is writing.
+//
+// A writer flushes by writing records ending with a checkpoint and then
+// the chunk header (its size, and the offset of that checkpoint); the
+// header's state byte is 255 while the header is rewritten, 1..254 (the
+// JDK) or 0 while the chunk is written, 0 once it is finished. Follow
+// reads a header only when its state byte reads the same before and after
+// and is not 255, and hands over the records up to the end of the chunk's
+// last checkpoint (or metadata), so records written after the last flush
+// wait for the next; the rest of a chunk, up to its size, when a chunk
+// follows it or the recording ends. It waits for more until the file's
+// last chunk is finished, flagged final and its header has not changed for
+// FollowOptions.FinalGrace; ctx is done (it returns ctx.Err()); the data
+// is bad (a *FormatError); or fn fails.
 func Follow(ctx context.Context, path string, opts *FollowOptions, fn func(*Reader) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fw := follower{ctx: ctx, f: f, opts: opts}
-	return fw.run(fn)
+	fw := follower{ctx: ctx, f: f, opts: opts, fn: fn}
+	return fw.run()
 }
 
 type follower struct {
 	ctx  context.Context
 	f    *os.File
 	opts *FollowOptions
+	fn   func(*Reader) error
+	buf  []byte
 }
 
 // errNotYet means the data is not there yet: wait and look again.
 var errNotYet = errors.New("not yet written")
 
-func (fw *follower) run(fn func(*Reader) error) error {
-	var chunkOff, delivered int64 // delivered: bytes of the chunk handed to fn
-	idx := 0
-	var finalSince time.Time // when a final chunk was first seen at the end
+func (fw *follower) run() error {
+	chunkOff, idx := int64(0), 0
+	skip := int64(HeaderSize) // the chunk's records before it were handed over
+	var last [HeaderSize]byte // the header as last read
+	quietSince := time.Now()  // when the header last changed
 	for {
-		h, fileSize, err := fw.header(chunkOff, idx)
+		h, hb, fileSize, err := fw.header(chunkOff, idx)
 		if errors.Is(err, errNotYet) {
 			if err := fw.wait(); err != nil {
 				return err
@@ -91,41 +103,72 @@ func (fw *follower) run(fn func(*Reader) error) error {
 			}
 			continue
 		}
-		if h.Size > delivered {
-			r := NewReader(io.NewSectionReader(fw.f, chunkOff, h.Size), fw.opts.readerOptions())
-			r.next, r.index, r.skip = chunkOff, idx, delivered
-			if err := fn(r); err != nil {
+		next := h.Finished() && fileSize > end // a chunk follows
+		final := h.Finished() && !next && h.Flags&FlagFinalChunk != 0 && time.Since(quietSince) >= fw.opts.finalGrace()
+		if hb != last || next || final {
+			if hb != last {
+				quietSince = time.Now()
+			}
+			last = hb
+			if skip, err = fw.deliver(chunkOff, idx, h, skip, next || final); err != nil {
 				return err
 			}
-			delivered = h.Size
 		}
-		if !h.Finished() {
+		switch {
+		case next:
+			chunkOff, idx, skip, last = end, idx+1, HeaderSize, [HeaderSize]byte{}
+			quietSince = time.Now()
+		case final:
+			return nil
+		default:
 			if err := fw.wait(); err != nil {
 				return err
 			}
-			continue
 		}
-		if h.Flags&FlagFinalChunk != 0 && fileSize <= end {
-			if finalSince.IsZero() {
-				finalSince = time.Now()
-			}
-			if time.Since(finalSince) >= fw.opts.finalGrace() {
-				return nil
-			}
-			if err := fw.wait(); err != nil {
-				return err
-			}
-			continue
-		}
-		finalSince = time.Time{}
-		if fileSize <= end {
-			if err := fw.wait(); err != nil {
-				return err
-			}
-			continue
-		}
-		chunkOff, delivered, idx = end, 0, idx+1
 	}
+}
+
+// deliver hands fn the chunk's records from skip up to the end of its
+// last flush, or of the chunk if whole, and returns where they end.
+func (fw *follower) deliver(chunkOff int64, idx int, h Header, skip int64, whole bool) (int64, error) {
+	if int64(cap(fw.buf)) < h.Size {
+		fw.buf = make([]byte, h.Size)
+	}
+	buf := fw.buf[:h.Size]
+	if _, err := fw.f.ReadAt(buf, chunkOff); err != nil {
+		return skip, err
+	}
+	end := h.Size
+	if !whole {
+		end = flushEnd(buf, h)
+	}
+	if end <= skip {
+		return skip, nil
+	}
+	// The reader sees the chunk as ending there.
+	binary.BigEndian.PutUint64(buf[8:], uint64(end))
+	r := NewReader(bytes.NewReader(buf[:end]), fw.opts.readerOptions())
+	r.next, r.index, r.skip = chunkOff, idx, skip
+	if err := fw.fn(r); err != nil {
+		return skip, err
+	}
+	return end, nil
+}
+
+// flushEnd returns where the chunk's last flush ends: after its latest
+// checkpoint or its metadata, whichever is later. A bad offset is left to
+// the reader to report.
+func flushEnd(chunk []byte, h Header) int64 {
+	end := int64(HeaderSize)
+	for _, off := range []int64{h.ConstantPoolOffset, h.MetadataOffset} {
+		if off < HeaderSize || off >= int64(len(chunk)) {
+			continue
+		}
+		if size, _, _, err := recordHeader(chunk, off); err == nil {
+			end = max(end, off+size)
+		}
+	}
+	return end
 }
 
 func (o *FollowOptions) readerOptions() *ReaderOptions {
@@ -150,44 +193,44 @@ func (fw *follower) wait() error {
 // before and after the fields must agree and must not be 255 (being
 // rewritten). It returns errNotYet while the header is incomplete, being
 // rewritten, or has no metadata yet.
-func (fw *follower) header(off int64, idx int) (Header, int64, error) {
+func (fw *follower) header(off int64, idx int) (Header, [HeaderSize]byte, int64, error) {
 	for try := 0; ; try++ {
 		st, err := fw.f.Stat()
 		if err != nil {
-			return Header{}, 0, err
+			return Header{}, [HeaderSize]byte{}, 0, err
 		}
 		size := st.Size()
 		if size < off+HeaderSize {
-			return Header{}, size, errNotYet
+			return Header{}, [HeaderSize]byte{}, size, errNotYet
 		}
 		var b [HeaderSize]byte
 		var state [1]byte
 		if _, err := fw.f.ReadAt(b[:], off); err != nil {
-			return Header{}, size, err
+			return Header{}, [HeaderSize]byte{}, size, err
 		}
 		if _, err := fw.f.ReadAt(state[:], off+64); err != nil {
-			return Header{}, size, err
+			return Header{}, [HeaderSize]byte{}, size, err
 		}
 		if b[64] == 255 || state[0] != b[64] {
 			if try < 10 {
 				time.Sleep(time.Millisecond)
 				continue
 			}
-			return Header{}, size, errNotYet
+			return Header{}, [HeaderSize]byte{}, size, errNotYet
 		}
 		if [4]byte(b[:4]) == [4]byte{} {
-			return Header{}, size, errNotYet // a hole the header goes in
+			return Header{}, [HeaderSize]byte{}, size, errNotYet // a hole the header goes in
 		}
 		if [4]byte(b[:4]) == Magic && b[64] != 0 && [8]byte(b[24:32]) == [8]byte{} {
-			return Header{}, size, errNotYet // in progress, before its first flush
+			return Header{}, [HeaderSize]byte{}, size, errNotYet // in progress, before its first flush
 		}
 		h, err := parseHeader(b[:])
 		if err != nil {
-			return Header{}, size, &FormatError{Chunk: idx, Offset: off, Err: fmt.Errorf("chunk header: %w", err)}
+			return Header{}, [HeaderSize]byte{}, size, &FormatError{Chunk: idx, Offset: off, Err: fmt.Errorf("chunk header: %w", err)}
 		}
 		if h.Size > fw.opts.readerOptions().maxChunkSize() {
-			return Header{}, size, &FormatError{Chunk: idx, Offset: off + 8, Err: fmt.Errorf("%w: chunk size %d exceeds the maximum %d", ErrLimit, h.Size, fw.opts.readerOptions().maxChunkSize())}
+			return Header{}, [HeaderSize]byte{}, size, &FormatError{Chunk: idx, Offset: off + 8, Err: fmt.Errorf("%w: chunk size %d exceeds the maximum %d", ErrLimit, h.Size, fw.opts.readerOptions().maxChunkSize())}
 		}
-		return h, size, nil
+		return h, b, size, nil
 	}
 }
