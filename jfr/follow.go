@@ -103,7 +103,9 @@ func (fw *follower) run() error {
 			}
 			continue
 		}
-		next := h.Finished() && fileSize > end // a chunk follows
+		// A chunk follows, unless the bytes after this one are a hole: a
+		// writer extending the file to write more of this chunk there.
+		next := h.Finished() && fileSize > end && !fw.hole(end)
 		final := h.Finished() && !next && h.Flags&FlagFinalChunk != 0 && time.Since(quietSince) >= fw.opts.finalGrace()
 		if hb != last || next || final {
 			if hb != last {
@@ -176,6 +178,14 @@ func (o *FollowOptions) readerOptions() *ReaderOptions {
 		return nil
 	}
 	return o.Reader
+}
+
+// hole tells whether the 4 bytes at off, where a chunk's magic would be,
+// are zeros.
+func (fw *follower) hole(off int64) bool {
+	var b [4]byte
+	n, _ := fw.f.ReadAt(b[:], off)
+	return n == len(b) && b == [4]byte{}
 }
 
 func (fw *follower) wait() error {

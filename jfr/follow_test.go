@@ -179,3 +179,65 @@ func TestFollowCancel(t *testing.T) {
 		t.Errorf("Follow of garbage: %v", err)
 	}
 }
+
+// TestFollowGrowingChunk: a writer that keeps its open chunk finished and
+// final (so the file is readable at every moment) and grows it by
+// extending the file and covering the new space with a record no
+// metadata declares, as flightrec's file sink does, is followed through
+// the growth.
+func TestFollowGrowingChunk(t *testing.T) {
+	c0 := append([]byte(nil), followChunks(t)[0]...)
+	binary.BigEndian.PutUint16(c0[66:], FlagCompressedInts|FlagFinalChunk)
+	path := filepath.Join(t.TempDir(), "growing.jfr")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Write(c0)
+	var mu sync.Mutex
+	var got []int64
+	done := make(chan error, 1)
+	go func() {
+		done <- Follow(context.Background(), path, &FollowOptions{Poll: 5 * time.Millisecond, FinalGrace: 500 * time.Millisecond}, func(r *Reader) error {
+			var ev Event
+			for {
+				err := r.ReadEvent(&ev)
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if ev.Type.Name == "go.Instant" {
+					mu.Lock()
+					got = append(got, ev.Fields[1].Int())
+					mu.Unlock()
+				}
+			}
+		})
+	}()
+	time.Sleep(50 * time.Millisecond)
+	// Grow: the file first, then a filler record over the new space, then
+	// the header's size.
+	const grow = 1000
+	if err := f.Truncate(int64(len(c0) + grow)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	f.WriteAt([]byte{0xe8, 0x07, 0xe7, 0x07}, int64(len(c0))) // 1000 bytes of type 999
+	var size [8]byte
+	binary.BigEndian.PutUint64(size[:], uint64(len(c0)+grow))
+	f.WriteAt(size[:], 8)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow did not end")
+	}
+	if len(got) != 1 || got[0] != 0 {
+		t.Errorf("go.Instant read %v, want [0]", got)
+	}
+}
