@@ -320,3 +320,26 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestStartSettingsFile starts a recording with a .jfc file and options,
+// then reconfigures it with a preset: check shows the settings.
+func TestStartSettingsFile(t *testing.T) {
+	listen(t)
+	jfc := filepath.Join(t.TempDir(), "my.jfc")
+	os.WriteFile(jfc, []byte(`<configuration version="2.0"><event name="jdk.CPULoad"><setting name="period">2 s</setting></event></configuration>`), 0o644)
+	resp := call(t, ctlproto.Request{Command: ctlproto.CmdStart, Name: "jfc", Settings: jfc, Options: []string{"jdk.GCHeapSummary#enabled=false"}})
+	defer call(t, ctlproto.Request{Command: ctlproto.CmdStop, Name: "jfc"})
+	got := strings.Join(resp.Recordings[0].Settings, " ")
+	for _, want := range []string{"jdk.CPULoad#period=2s", "jdk.GCHeapSummary#enabled=false", "jdk.ExecutionSample#period=20ms"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("settings %s lack %s", got, want)
+		}
+	}
+	resp = call(t, ctlproto.Request{Command: ctlproto.CmdConfigure, Name: "jfc", Settings: "profile"})
+	if got := strings.Join(resp.Recordings[0].Settings, " "); !strings.Contains(got, "jdk.ExecutionSample#period=10ms") || strings.Contains(got, "jdk.CPULoad#period=2s") {
+		t.Errorf("after configure --settings profile: %s", got)
+	}
+	if _, _, err := ctlproto.Call(os.Getpid(), ctlproto.Request{Command: ctlproto.CmdStart, Name: "bad", Settings: "/nonexistent.jfc"}, time.Second); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("start with a missing .jfc: %v", err)
+	}
+}
