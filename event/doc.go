@@ -54,6 +54,11 @@
 // the type's stackTrace setting is on, its stack trace are recorded
 // automatically.
 //
+// An event is at most 128 KiB, reckoned as the total length of its
+// strings plus up to 10 bytes per field and 42 for its header: a larger
+// one is dropped and counted as lost (jdk.DataLoss), as events are when
+// the recorder's buffers are full.
+//
 // # Faster commits: flightrec gen
 //
 // For the types on a hot path, `flightrec gen` writes a Commit method per
@@ -64,9 +69,11 @@
 //
 // The generated Commit writes exactly the records the generic one does
 // (TestGeneratedMatchesGeneric compares them byte for byte), through
-// Writer. It checks at program start that the struct still has the fields
-// it was written for, and panics if not: run go generate after changing
-// an event struct.
+// package event/eventimpl, which is for generated code only. After a
+// change to the struct's fields the generated file no longer compiles
+// (it converts the struct to the one it was written for), and a change
+// to a content or jfr tag that alters the encoding panics at program
+// start: run go generate after changing an event struct.
 //
 // # Why a struct with tags, with optional generated code
 //

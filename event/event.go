@@ -1,8 +1,10 @@
 package event
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 	"unicode"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/emit"
 	"github.com/flightrec/flightrec/internal/spec"
 	"github.com/flightrec/flightrec/internal/stack"
 )
@@ -22,7 +25,7 @@ type Goroutine uint64
 
 // Func is a Go function; a field of this type is written as a reference to
 // a jdk.types.Method, its package path as the class, as stack frames are.
-// FuncOf makes one; 0 is null.
+// FuncOf makes one (a small id of the function, its pool key); 0 is null.
 type Func uintptr
 
 // FuncOf returns the Func of f, a function value, or 0 if f is not a
@@ -33,7 +36,7 @@ func FuncOf(f any) Func {
 	if v.Kind() != reflect.Func || v.IsNil() {
 		return 0
 	}
-	return Func(v.Pointer())
+	return Func(batch.FuncID(v.Pointer()))
 }
 
 // Info names and describes an event type.
@@ -48,21 +51,12 @@ type Info struct {
 	Disabled bool
 }
 
-// header is the state of an event handle; Instant and Timed wrap it and
-// must be the first field of an event struct, so a pointer to the struct
-// is a pointer to its header.
-type header struct {
-	d     *batch.Desc // nil: disabled or committed
-	start int64       // ticks; 0 for an Instant until committed (or SetTime)
-	end   int64       // ticks; 0 until ShouldCommit, Commit or SetTimes
-}
-
 // Instant makes a struct an event type without a duration. Embed it first.
-type Instant struct{ h header }
+type Instant struct{ h emit.Header }
 
 // Timed makes a struct an event type with a duration, from Begin to
 // ShouldCommit or Commit. Embed it first.
-type Timed struct{ h header }
+type Timed struct{ h emit.Header }
 
 // Type is a defined event type. Its methods are safe for concurrent use.
 type Type[T any] struct {
@@ -70,16 +64,24 @@ type Type[T any] struct {
 }
 
 // Define declares the event type of struct T, which embeds Instant or
-// Timed as its first field. It panics on a malformed definition (an
-// unsupported field type, a duplicate name): definitions are static, like
-// regexp.MustCompile's patterns.
+// Timed as its first field. It panics, naming its caller's file and line,
+// on a malformed definition: an unsupported field type, a name that is
+// not a dotted Java identifier (app.HTTPRequest) or that is taken (by
+// another Define, or by a type JFR or flightrec declares: the java., jdk.
+// and go. namespaces are reserved), a field name that is not a Java
+// identifier or is used twice. Definitions are static, like
+// regexp.MustCompile's patterns; a bad one would otherwise make every
+// file a recorder writes unreadable.
 func Define[T any](info Info) *Type[T] {
-	d, err := describe(reflect.TypeFor[T](), info)
+	_, file, line, _ := runtime.Caller(1)
+	d, err := describe(reflect.TypeFor[T](), info, ownCaller())
 	if err != nil {
-		panic("event.Define: " + err.Error())
+		panic(fmt.Sprintf("event.Define at %s:%d: %v", file, line, err))
 	}
 	d.DefaultOff, d.DefaultStack = info.Disabled, info.StackTrace
-	batch.Register(d)
+	if err := batch.Register(d); err != nil {
+		panic(fmt.Sprintf("event.Define at %s:%d: %v", file, line, err))
+	}
 	return &Type[T]{d: d}
 }
 
@@ -92,19 +94,28 @@ var (
 	durationT   = reflect.TypeFor[time.Duration]()
 )
 
-func describe(t reflect.Type, info Info) (*batch.Desc, error) {
-	if info.Name == "" {
-		return nil, fmt.Errorf("type %v has no name", t)
+// module is the path prefix of flightrec's packages, which alone may
+// define types in the reserved namespaces (the Go runtime's events under
+// the JDK's names).
+const module = "github.com/flightrec/flightrec/"
+
+// reserved are the namespaces of the types JFR and flightrec declare.
+var reserved = []string{"java.", "jdk.", "go."}
+
+// ownCaller tells whether Define's caller is a package of flightrec.
+func ownCaller() bool {
+	pc, _, _, _ := runtime.Caller(2)
+	f := runtime.FuncForPC(pc)
+	return f != nil && strings.HasPrefix(f.Name(), module)
+}
+
+func describe(t reflect.Type, info Info, own bool) (*batch.Desc, error) {
+	if err := checkTypeName(info.Name, own); err != nil {
+		return nil, fmt.Errorf("%v: %w", t, err)
 	}
 	if t.Kind() != reflect.Struct || t.NumField() == 0 || t.Field(0).Offset != 0 ||
 		(t.Field(0).Type != instantType && t.Field(0).Type != timedType) {
 		return nil, fmt.Errorf("%s: %v must be a struct embedding event.Instant or event.Timed first", info.Name, t)
-	}
-	types, _ := batch.Types()
-	for _, o := range types {
-		if o.Name == info.Name {
-			return nil, fmt.Errorf("%s defined twice", info.Name)
-		}
 	}
 	d := &batch.Desc{
 		Name: info.Name, Label: info.Label, Description: info.Description,
@@ -112,7 +123,7 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 	}
 	// size(4, padded if large) + type id + startTime + duration + thread + stack
 	d.FixedMax = 4 + 2 + 9 + 9 + 9 + 9
-	reserved := map[string]bool{"startTime": true, "duration": true, "eventThread": true, "stackTrace": true}
+	taken := map[string]bool{spec.FieldStartTime: true, spec.FieldDuration: true, spec.FieldEventThread: true, spec.FieldStackTrace: true}
 	for i := 1; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		name := sf.Tag.Get("jfr")
@@ -123,10 +134,13 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 			r, n := utf8.DecodeRuneInString(sf.Name)
 			name = string(unicode.ToLower(r)) + sf.Name[n:]
 		}
-		if reserved[name] {
-			return nil, fmt.Errorf("%s: field name %q is used twice or reserved", info.Name, name)
+		if !batch.JavaIdentifier(name) {
+			return nil, fmt.Errorf("%s: field %s: name %q is not a Java identifier (a letter, _ or $, then letters, digits, _ or $)", info.Name, sf.Name, name)
 		}
-		reserved[name] = true
+		if taken[name] {
+			return nil, fmt.Errorf("%s: field %s: name %q is used twice or reserved (startTime, duration, eventThread, stackTrace)", info.Name, sf.Name, name)
+		}
+		taken[name] = true
 		k, size := kindOf(sf.Type)
 		if k == 0 {
 			return nil, fmt.Errorf("%s: field %s has unsupported type %v", info.Name, sf.Name, sf.Type)
@@ -160,6 +174,30 @@ func describe(t reflect.Type, info Info) (*batch.Desc, error) {
 		d.Refs = d.Refs || k == batch.Thread || k == batch.Func
 	}
 	return d, nil
+}
+
+// checkTypeName checks that name is a dotted Java identifier that no other
+// type takes: an event type's name is its class name in the file, and a
+// reader rejects a file whose metadata declares a class twice or with a
+// malformed name. (batch.Register rejects a name defined before.) Only flightrec's own packages (own) may use the reserved
+// namespaces, where the types it writes live; the types of the JFR table
+// are never free.
+func checkTypeName(name string, own bool) error {
+	if name == "" {
+		return errors.New("the type has no name (Info.Name)")
+	}
+	if err := batch.CheckName(name); err != nil {
+		return err
+	}
+	if spec.Lookup(name) != nil {
+		return fmt.Errorf("name %q is a type JFR declares", name)
+	}
+	for _, ns := range reserved {
+		if strings.HasPrefix(name, ns) && !own {
+			return fmt.Errorf("name %q is in the namespace %s*, reserved for the types JFR and flightrec declare", name, ns)
+		}
+	}
+	return nil
 }
 
 // kindOf maps a Go type to a field kind and its largest encoded size (for
@@ -208,12 +246,17 @@ func kindOf(t reflect.Type) (batch.Kind, int) {
 	return 0, 0
 }
 
-// Name returns the type's name.
-func (t *Type[T]) Name() string { return t.d.Name }
+// Name returns the type's name ("" for a nil Type).
+func (t *Type[T]) Name() string {
+	if t == nil {
+		return ""
+	}
+	return t.d.Name
+}
 
 // Enabled tells whether events of this type are being recorded. Use it to
-// skip computing costly field values.
-func (t *Type[T]) Enabled() bool { return t.d.On.Load() }
+// skip computing costly field values. A nil Type is never enabled.
+func (t *Type[T]) Enabled() bool { return t != nil && on(t.d) }
 
 // Begin starts the event ev, a zero value or an event already committed:
 // when the type is enabled it marks ev to be recorded and, for a Timed
@@ -227,34 +270,43 @@ func (t *Type[T]) Enabled() bool { return t.d.On.Load() }
 // returned struct is zeroed and copied through a temporary, which costs
 // about 6 ns on the disabled path (a stalled store-to-load forward),
 // against under 1 ns here.
+//
+// A nil Type (a variable not yet assigned its Define) is disabled.
 func (t *Type[T]) Begin(ev *T) {
-	if t.d.On.Load() {
-		begin((*header)(unsafe.Pointer(ev)), t.d)
+	if t != nil && t.d.On.Load() {
+		begin((*emit.Header)(unsafe.Pointer(ev)), t.d)
 	}
 }
 
+// on tells whether d is enabled. Begin and Enabled, being generic, are
+// compiled in the packages that use them, which can inline d.On.Load
+// only if this package's export data carries its body: it does because
+// on, an inlinable function, calls it. Without it Begin cost a call more
+// and did not inline (TestInlining).
+func on(d *batch.Desc) bool { return d.On.Load() }
+
 // begin marks h enabled and, for a Timed event, reads its start; an
 // Instant takes its time at Commit. It is out of line so that Begin
-// inlines, and nosplit: a leaf needs no stack check. commit leaves start
-// and end zero.
+// inlines, and nosplit: a leaf needs no stack check. emit.Record leaves
+// Start and End zero.
 //
 //go:noinline
 //go:nosplit
-func begin(h *header, d *batch.Desc) {
-	h.d = d
+func begin(h *emit.Header, d *batch.Desc) {
+	h.D = d
 	if d.Timed {
-		h.start, h.end = clock.Now(), 0
+		h.Start, h.End = clock.Now(), 0
 	}
 }
 
 // ShouldCommit tells whether the event will be recorded: its type is
 // enabled. Set the fields only then.
-func (e *Instant) ShouldCommit() bool { return e.h.d != nil }
+func (e *Instant) ShouldCommit() bool { return e.h.D != nil }
 
 // Commit records the event, at the current time unless SetTime set one.
 // An event is committed once: Commit marks it done.
 func (e *Instant) Commit() {
-	if e.h.d != nil {
+	if e.h.D != nil {
 		commit(&e.h)
 	}
 }
@@ -262,18 +314,18 @@ func (e *Instant) Commit() {
 // ShouldCommit ends the event's duration and tells whether it will be
 // recorded: its type is enabled and it lasted at least the type's
 // threshold. Set the fields only then.
-func (e *Timed) ShouldCommit() bool { return e.h.d != nil && e.h.shouldCommit() }
+func (e *Timed) ShouldCommit() bool { return e.h.D != nil && shouldCommit(&e.h) }
 
-func (h *header) shouldCommit() bool {
-	h.end = clock.Now()
-	return !h.d.Short(h.end - h.start)
+func shouldCommit(h *emit.Header) bool {
+	h.End = clock.Now()
+	return !h.D.Short(h.End - h.Start)
 }
 
 // Commit ends the event's duration, unless ShouldCommit did, and records
 // it if it lasted at least the type's threshold. An event is committed
 // once: Commit marks it done.
 func (e *Timed) Commit() {
-	if e.h.d != nil {
+	if e.h.D != nil {
 		commit(&e.h)
 	}
 }
@@ -299,16 +351,16 @@ func labelString(kv []string) string {
 // happened earlier (the runtime's statistics, say). No-op when disabled or
 // for the zero time.
 func (e *Instant) SetTime(t time.Time) {
-	if e.h.d != nil && !t.IsZero() {
-		e.h.start = ticksAt(t)
+	if e.h.D != nil && !t.IsZero() {
+		e.h.Start = ticksAt(t)
 	}
 }
 
 // SetTimes sets the event's start and end, for an event describing
 // something that happened earlier. No-op when disabled or for a zero time.
 func (e *Timed) SetTimes(start, end time.Time) {
-	if e.h.d != nil && !start.IsZero() && !end.IsZero() {
-		e.h.start, e.h.end = ticksAt(start), ticksAt(end)
+	if e.h.D != nil && !start.IsZero() && !end.IsZero() {
+		e.h.Start, e.h.End = ticksAt(start), ticksAt(end)
 	}
 }
 

@@ -2,16 +2,51 @@
 
 package event_test
 
-import "github.com/flightrec/flightrec/event"
+import (
+	"github.com/flightrec/flightrec/event"
+	"github.com/flightrec/flightrec/event/eventimpl"
+	"time"
+)
+
+// A compile error here means that genAll changed after flightrec gen wrote
+// this file: run go generate.
+func _() {
+	_ = struct {
+		event.Instant
+		B    bool
+		I8   int8
+		U8   uint8
+		I16  int16
+		U16  uint16
+		I32  int32
+		U32  uint32
+		I64  int64
+		U64  uint64
+		I    int
+		U    uint
+		P    uintptr
+		F32  float32
+		F64  float64
+		S    string
+		L    label
+		D    time.Duration
+		T    time.Time
+		TS   int64
+		G    event.Goroutine
+		Fn   event.Func
+		Skip int
+		Last int32
+	}(genAll{})
+}
 
 func init() {
-	event.Generated[genAll]("instant B:bool I8:int8 U8:uint8 I16:int16 U16:uint16 I32:int32 U32:uint32 I64:int64 U64:uint64 I:int U:uint P:uintptr F32:float32 F64:float64 S:string L:string D:int64 T:time TS:int64@timestamp G:goroutine Fn:func Last:int32")
+	eventimpl.Check[genAll]("instant B:bool I8:int8 U8:uint8 I16:int16 U16:uint16 I32:int32 U32:uint32 I64:int64 U64:uint64 I:int U:uint P:uintptr F32:float32 F64:float64 S:string L:string D:int64 T:time TS:int64@timestamp G:goroutine Fn:func Last:int32")
 }
 
 // Commit records the event as event.Instant's Commit does, with code written
 // for genAll's fields.
 func (e *genAll) Commit() {
-	if e.Instant.Pending() {
+	if eventimpl.Pending(&e.Instant) {
 		e.flightrecCommit()
 	}
 }
@@ -20,7 +55,7 @@ func (e *genAll) Commit() {
 //
 //go:noinline
 func (e *genAll) flightrecCommit() {
-	w, ok := e.Instant.Record(len(e.S) + len(e.L))
+	w, ok := eventimpl.Record(&e.Instant, len(e.S)+len(e.L))
 	if !ok {
 		return
 	}
@@ -58,12 +93,22 @@ func (e *genAll) flightrecCommit() {
 	w.Unpin()
 }
 
-func init() { event.Generated[genTimed]("timed N:int64 S:string") }
+// A compile error here means that genTimed changed after flightrec gen wrote
+// this file: run go generate.
+func _() {
+	_ = struct {
+		event.Timed
+		N int64
+		S string
+	}(genTimed{})
+}
+
+func init() { eventimpl.Check[genTimed]("timed N:int64 S:string") }
 
 // Commit records the event as event.Timed's Commit does, with code written
 // for genTimed's fields.
 func (e *genTimed) Commit() {
-	if e.Timed.Pending() {
+	if eventimpl.Pending(&e.Timed) {
 		e.flightrecCommit()
 	}
 }
@@ -72,7 +117,7 @@ func (e *genTimed) Commit() {
 //
 //go:noinline
 func (e *genTimed) flightrecCommit() {
-	w, ok := e.Timed.Record(len(e.S))
+	w, ok := eventimpl.Record(&e.Timed, len(e.S))
 	if !ok {
 		return
 	}

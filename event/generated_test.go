@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flightrec/flightrec/event"
+	"github.com/flightrec/flightrec/event/eventimpl"
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/internal/pin"
@@ -202,7 +203,7 @@ func TestGeneratedStale(t *testing.T) {
 	want := "instant B:bool I8:int8 U8:uint8 I16:int16 U16:uint16 I32:int32 U32:uint32 I64:int64 U64:uint64 " +
 		"I:int U:uint P:uintptr F32:float32 F64:float64 S:string L:string D:int64 T:time TS:int64@timestamp " +
 		"G:goroutine Fn:func Last:int32"
-	if got := event.Schema(reflect.TypeFor[genAll]()); got != want {
+	if got := eventimpl.Schema(reflect.TypeFor[genAll]()); got != want {
 		t.Errorf("Schema = %q, want %q", got, want)
 	}
 	defer func() {
@@ -210,5 +211,5 @@ func TestGeneratedStale(t *testing.T) {
 			t.Errorf("Generated with another schema: recovered %v, want a panic asking for go generate", r)
 		}
 	}()
-	event.Generated[genTimed]("timed S:string N:int64")
+	eventimpl.Check[genTimed]("timed S:string N:int64")
 }

@@ -9,7 +9,8 @@ import (
 type (
 	nodeEvent struct {
 		event.Instant
-		Name string `jfr:"name" label:"Name"`
+		Name   string `jfr:"name" label:"Name"`
+		Number int64  `jfr:"number" label:"Number"`
 	}
 	msgEvent struct {
 		event.Instant
@@ -35,6 +36,13 @@ type (
 		Thread string `jfr:"thread" label:"Thread"`
 		Text   string `jfr:"text" label:"Text"`
 	}
+	attrEvent struct {
+		event.Instant
+		Span   int64  `jfr:"span" label:"Span"`
+		Thread string `jfr:"thread" label:"Thread"`
+		Key    string `jfr:"key" label:"Key"`
+		Text   string `jfr:"text" label:"Text"`
+	}
 	spanEvent struct {
 		event.Instant
 		Span         int64  `jfr:"span" label:"Span"`
@@ -51,6 +59,7 @@ var (
 	tokTypes  [flowspec.NumKinds]*event.Type[tokenEvent]
 	textTypes [flowspec.NumKinds]*event.Type[textEvent]
 	complete  *event.Type[plainEvent]
+	attrType  *event.Type[attrEvent]
 )
 
 func init() {
@@ -67,7 +76,9 @@ func init() {
 			tokTypes[e.Kind] = event.Define[tokenEvent](info)
 		case flowspec.WorkComplete:
 			complete = event.Define[plainEvent](info)
-		case flowspec.Checkpoint, flowspec.Stackpoint, flowspec.MessageTag, flowspec.TraceTag:
+		case flowspec.Attribute:
+			attrType = event.Define[attrEvent](info)
+		case flowspec.Checkpoint, flowspec.Stackpoint, flowspec.MessageTag, flowspec.TraceTag, flowspec.Error:
 			textTypes[e.Kind] = event.Define[textEvent](info)
 		default:
 			msgTypes[e.Kind] = event.Define[msgEvent](info)

@@ -3,6 +3,7 @@ package flow
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flightrec/flightrec/analysis/flow"
+	"github.com/flightrec/flightrec/analysis/flow/otlp"
 	"github.com/flightrec/flightrec/internal/flowspec"
 	"github.com/flightrec/flightrec/recorder"
 )
@@ -181,7 +183,7 @@ func TestFrameAndHeaders(t *testing.T) {
 // against the JFR metadata of the recorded types.
 func TestSchema(t *testing.T) {
 	fields := map[string]map[string]bool{}
-	for _, ty := range []any{nodeEvent{}, msgEvent{}, tokenEvent{}, plainEvent{}, textEvent{}, spanEvent{}} {
+	for _, ty := range []any{nodeEvent{}, msgEvent{}, tokenEvent{}, plainEvent{}, textEvent{}, spanEvent{}, attrEvent{}} {
 		rt := reflect.TypeOf(ty)
 		m := map[string]bool{}
 		for i := 1; i < rt.NumField(); i++ {
@@ -196,6 +198,8 @@ func TestSchema(t *testing.T) {
 			got = fields["nodeEvent"]
 		case e.Name == flowspec.SpanEvent:
 			got = fields["spanEvent"]
+		case e.Kind == flowspec.Attribute:
+			got = fields["attrEvent"]
 		case tokTypes[e.Kind] != nil:
 			got = fields["tokenEvent"]
 		case textTypes[e.Kind] != nil:
@@ -216,5 +220,118 @@ func TestSchema(t *testing.T) {
 		if len(got) > len(e.Fields) {
 			t.Errorf("%s: extra fields %v", e.Name, got)
 		}
+	}
+}
+
+// TestUnfinishedSpanKept: a hand-off never completed when the recording
+// stops leaves B's span open; its events are kept in the trace, marked
+// unfinished, instead of vanishing as malformed.
+func TestUnfinishedSpanKept(t *testing.T) {
+	dir := t.TempDir()
+	a, b := NewNode(1, "A"), NewNode(2, "B")
+	req := a.NextID()
+	record(t, filepath.Join(dir, "a.jfr"), func() {
+		a.Announce()
+		s := a.Begin()
+		s.SendStarted(req)
+		s.End()
+	})
+	record(t, filepath.Join(dir, "b.jfr"), func() {
+		b.Announce()
+		s := b.Received().Message(req)
+		s.HandleStart()
+		s.Handoff() // never taken: the span stays open
+		s.End()
+	})
+	var traces []*flow.Trace
+	m, err := flow.Merge([]flow.Input{flow.FileInput(filepath.Join(dir, "a.jfr")), flow.FileInput(filepath.Join(dir, "b.jfr"))}, nil,
+		func(tr *flow.Trace) error { traces = append(traces, tr); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(traces) != 1 || m.Warnings != 0 || m.UnfinishedSpans != 1 {
+		t.Fatalf("%d traces, %d warnings, %d unfinished spans; want 1, 0, 1", len(traces), m.Warnings, m.UnfinishedSpans)
+	}
+	tr := traces[0]
+	var got []string
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		got = append(got, fmt.Sprintf("%s %s %v", tr.NodeName(e), flowspec.LogName[e.Kind], e.Unfinished))
+	}
+	want := []string{"A ODStarted false", "B Incoming true", "B Handling true", "B THStarted true"}
+	if !reflect.DeepEqual(got, want) || tr.UnfinishedSpans != 1 {
+		t.Errorf("events %q, %d unfinished spans; want %q, 1", got, tr.UnfinishedSpans, want)
+	}
+}
+
+// TestTwoNodesInOneRecording: two nodes announced in one process cannot
+// be told apart in its recording (their spans share numbers); the merge
+// refuses it, naming the file and both nodes.
+func TestTwoNodesInOneRecording(t *testing.T) {
+	dir := t.TempDir()
+	a, b := NewNode(1, "A"), NewNode(2, "B")
+	path := filepath.Join(dir, "ab.jfr")
+	record(t, path, func() {
+		a.Announce()
+		b.Announce()
+		id := a.NextID()
+		s := a.Begin()
+		s.SendStarted(id)
+		s.End()
+		r := b.Received().Message(id)
+		r.HandleStart()
+		r.End()
+	})
+	_, err := flow.Merge([]flow.Input{flow.FileInput(path)}, nil, func(*flow.Trace) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "ab.jfr: holds two flow nodes (A, number 1 and B, number 2)") {
+		t.Errorf("err = %v, want ab.jfr refused as two nodes", err)
+	}
+}
+
+// TestAttributesAndError: SetAttr and SetError are recorded, show in the
+// merged trace's spans and go to OTLP as attributes and an error status.
+func TestAttributesAndError(t *testing.T) {
+	dir := t.TempDir()
+	a, b := NewNode(1, "A"), NewNode(2, "B")
+	req := a.NextID()
+	record(t, filepath.Join(dir, "a.jfr"), func() {
+		a.Announce()
+		s := a.Begin()
+		s.SetAttr("http.route", "/orders")
+		s.SendStarted(req)
+		s.End()
+	})
+	record(t, filepath.Join(dir, "b.jfr"), func() {
+		b.Announce()
+		s := b.Received().Message(req)
+		s.HandleStart()
+		s.SetAttr("sku", "42")
+		s.SetError("out of stock")
+		s.End()
+	})
+	var traces []*flow.Trace
+	_, err := flow.Merge([]flow.Input{flow.FileInput(filepath.Join(dir, "a.jfr")), flow.FileInput(filepath.Join(dir, "b.jfr"))}, nil,
+		func(tr *flow.Trace) error { traces = append(traces, tr); return nil })
+	if err != nil || len(traces) != 1 {
+		t.Fatalf("%d traces, %v", len(traces), err)
+	}
+	spans := traces[0].Spans()
+	if len(spans) != 2 || !reflect.DeepEqual(spans[0].Attrs, [][2]string{{"http.route", "/orders"}}) ||
+		!reflect.DeepEqual(spans[1].Attrs, [][2]string{{"sku", "42"}}) || spans[1].Error != "out of stock" || spans[1].Parent != 0 {
+		t.Fatalf("spans %+v", spans)
+	}
+	var log bytes.Buffer
+	flow.WriteTrace(&log, traces[0])
+	if !strings.Contains(log.String(), "|Attribute sku=42\n") || !strings.Contains(log.String(), "|Error out of stock\n") {
+		t.Errorf("trace log:\n%s", log.String())
+	}
+	rs := otlp.Convert(traces[0])
+	bSpan := rs[1].ScopeSpans[0].Spans[0]
+	found := false
+	for _, kv := range bSpan.Attributes {
+		found = found || (kv.Key == "sku" && kv.Value.GetStringValue() == "42")
+	}
+	if !found || bSpan.Status.GetMessage() != "out of stock" || bSpan.Status.GetCode() != 2 {
+		t.Errorf("exported span %v", bSpan)
 	}
 }

@@ -26,13 +26,14 @@ type Node struct {
 // and named name in recordings. Call Announce once a recording has started.
 func NewNode(id uint16, name string) *Node { return &Node{id: id, name: name} }
 
-// Announce records the node's name (the flowspec.NodeEvent) in the running
-// recordings.
+// Announce records the node's name and number (the flowspec.NodeEvent) in
+// the running recordings. A recording holds one node: flightrec flow
+// refuses a recording in which two nodes announce themselves.
 func (n *Node) Announce() {
 	var ev nodeEvent
 	nodeType.Begin(&ev)
 	if ev.ShouldCommit() {
-		ev.Name = n.name
+		ev.Name, ev.Number = n.name, int64(n.id)
 	}
 	ev.Commit()
 }
@@ -211,6 +212,24 @@ func (s *Span) MessageTag(tag string) { s.text(flowspec.MessageTag, tag) }
 
 // TraceTag records the business meaning of the whole trace.
 func (s *Span) TraceTag(tag string) { s.text(flowspec.TraceTag, tag) }
+
+// SetAttr records a key/value attribute of the span, shown in the trace
+// log and the span tree and exported to OTLP as a span attribute.
+func (s *Span) SetAttr(key, value string) {
+	if s == nil {
+		return
+	}
+	var ev attrEvent
+	attrType.Begin(&ev)
+	if ev.ShouldCommit() {
+		ev.Span, ev.Thread, ev.Key, ev.Text = s.num, threadName(), key, value
+	}
+	ev.Commit()
+}
+
+// SetError records that the span's work failed, and why: the exported
+// span gets an error status with this message.
+func (s *Span) SetError(msg string) { s.text(flowspec.Error, msg) }
 
 // Stackpoint records the calling goroutine's stack. It is costly: for
 // debugging.

@@ -76,6 +76,13 @@ type Reader struct {
 	err      error  // sticky
 	last     bool   // the current chunk is the last one to read
 	skip     int64  // start the next chunk's records here (Follow), if > HeaderSize
+
+	// Where the chunk after the current one starts, once all the current
+	// chunk's bytes have been read and its header says it is finished:
+	// SkipDamagedChunk continues there.
+	resumeAt    int64
+	resumeIndex int
+	resumable   bool
 }
 
 // NewReader returns a reader of the recording in r. opts may be nil.
@@ -148,6 +155,7 @@ func (r *Reader) NextChunk() (*Chunk, error) {
 
 func (r *Reader) loadChunk() (*Chunk, error) {
 	r.releaseChunk()
+	r.resumable = false
 	off := r.next
 	idx := r.index
 	fail := func(at int64, err error) error {
@@ -192,6 +200,7 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 		return nil, fail(off+int64(len(r.buf)), err)
 	}
 	c := &Chunk{Index: idx, Offset: off, Header: h, data: r.buf}
+	r.resumeAt, r.resumeIndex, r.resumable = off+h.Size, idx+1, h.Finished()
 	if err := r.readMetadata(c); err != nil {
 		return nil, err
 	}
@@ -221,6 +230,23 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 		r.last = true
 	}
 	return c, nil
+}
+
+// SkipDamagedChunk lets reading go on after a FormatError in a chunk whose
+// bytes were all there (a corrupt record, metadata or constant pool, not a
+// truncated file or a broken chunk header): the chunk's remaining records
+// cannot be found, but the chunks after it are independent, so the next
+// read starts at the following chunk. It reports whether reading can go
+// on; it returns false after io.EOF, without an error, or when the damage
+// leaves no way to find the next chunk.
+func (r *Reader) SkipDamagedChunk() bool {
+	if r.err == nil || r.err == io.EOF || !r.resumable {
+		return false
+	}
+	r.releaseChunk()
+	r.err, r.chunk, r.resumable = nil, nil, false
+	r.next, r.index, r.last = r.resumeAt, r.resumeIndex, false
+	return true
 }
 
 // releaseChunk tells the pager that the current chunk is done with.

@@ -59,6 +59,13 @@ type Writer struct {
 	poolsMD    *Metadata // the metadata whose classes key poolOf
 	nconst     int       // constants added to the current chunk
 
+	// A chunk written out in segments (Flushpoint): its bytes so far and
+	// the offset of its last checkpoint.
+	streaming bool
+	written   int64
+	lastCP    int64
+	segParts  [][]byte
+
 	// A finished chunk waits here until it is known whether it is the last.
 	pending    bool
 	wroteChunk bool
@@ -130,6 +137,20 @@ func (w *Writer) Now() int64 { return w.now() }
 // TicksPerSecond returns the frequency of the file clock.
 func (w *Writer) TicksPerSecond() int64 { return w.tps }
 
+// SetClock re-anchors the tick clock from the chunk open now, or else the
+// next one: its header's start time is derived from c, and its frequency
+// is c's. The JDK takes both afresh at every chunk, so that a long
+// recording follows the wall clock rather than drifting from one anchor;
+// a recorder whose tick source is calibrated again per chunk does the
+// same. (Readers, jfr's among them, convert the ticks of every chunk with
+// the first chunk's header.)
+func (w *Writer) SetClock(c Clock) {
+	if c.TicksPerSecond <= 0 {
+		c.TicksPerSecond = 1e9
+	}
+	w.clock0, w.tps = c, c.TicksPerSecond
+}
+
 // SetMetadata sets the types of the chunks that follow. It may be a
 // Metadata from MetadataBuilder or one read from another file. It takes
 // effect at the next chunk: while the current chunk holds events or
@@ -188,6 +209,7 @@ func (w *Writer) begin() error {
 		return err
 	}
 	w.open = true
+	w.streaming, w.written, w.lastCP = false, 0, 0
 	w.chunkStart = w.nextStart
 	w.events = w.events[:0]
 	clear(w.adopted)
@@ -400,12 +422,175 @@ func (w *Writer) EndChunk(endTicks int64) error {
 	if endTicks < w.chunkStart {
 		return fmt.Errorf("jfr: chunk end %d before its start %d", endTicks, w.chunkStart)
 	}
+	if w.streaming {
+		if len(w.adopted) > 0 || len(w.events) > 0 || w.nconst > 0 {
+			if err := w.writeSegment(endTicks, 0); err != nil {
+				return err
+			}
+		} else {
+			w.setHeader(w.written, w.lastCP, endTicks)
+		}
+		w.open, w.streaming = false, false
+		w.wroteChunk = true
+		w.nextStart = endTicks
+		return nil
+	}
 	w.finish(endTicks)
 	w.open = false
 	w.pending = true
 	w.nextStart = endTicks
 	return nil
 }
+
+// Checkpoint type-mask bits (jfr-format.md §5).
+const (
+	CheckpointFlush = 1 // the checkpoint ends a flush segment
+)
+
+// Flushpoint writes out what the open chunk holds so far and keeps it open,
+// as the JDK flushes once a second: at the first flushpoint the chunk
+// header and the metadata, then the events and a checkpoint (type mask
+// CheckpointFlush) with the constants added since the last flushpoint,
+// chained to the one before. After it, Header returns the chunk header
+// describing everything written so far (state 0, so any reader takes the
+// chunk as ending there); a caller writing to a file writes the segment
+// first, then that header over the chunk's first 68 bytes. EndChunk then
+// writes the rest of the chunk the same way, without the flush bit.
+func (w *Writer) Flushpoint(endTicks int64) error {
+	if err := w.ensureOpen(); err != nil {
+		return err
+	}
+	if endTicks < w.chunkStart {
+		return fmt.Errorf("jfr: flushpoint %d before the chunk's start %d", endTicks, w.chunkStart)
+	}
+	return w.writeSegment(endTicks, CheckpointFlush)
+}
+
+// Header returns the header of the chunk being written in segments, as of
+// its last Flushpoint or EndChunk; it is valid until the next call.
+func (w *Writer) Header() []byte { return w.header[:] }
+
+// ChunkSize returns how many bytes of the open chunk Flushpoint has
+// written.
+func (w *Writer) ChunkSize() int64 { return w.written }
+
+// writeSegment writes the records and constants added since the last
+// segment, ending in a checkpoint with the given type mask.
+func (w *Writer) writeSegment(endTicks int64, mask byte) error {
+	parts := w.segParts[:0]
+	if !w.streaming {
+		w.streaming = true
+		md := leb128.AppendUvarint(w.scratch[:0], uint64(w.chunkStart))
+		md = leb128.AppendUvarint(md, 0)
+		md = leb128.AppendUvarint(md, uint64(w.mdID))
+		md = append(md, w.mdBody...)
+		w.mdRecord = AppendRecord(w.mdRecord[:0], 0, md)
+		w.scratch = md
+		parts = append(parts, w.header[:], streamPad[:], w.mdRecord)
+		w.written = streamMetadataOffset + int64(len(w.mdRecord))
+	}
+	parts = append(parts, w.adopted...)
+	parts = append(parts, w.events)
+	cpOff := w.written + int64(w.adoptedLen+len(w.events))
+	var delta int64
+	if w.lastCP != 0 {
+		delta = w.lastCP - cpOff
+	}
+	cpSize := w.checkpointHead(endTicks, delta, mask)
+	parts = append(parts, w.cpHead)
+	for _, p := range w.pools {
+		if p.count > 0 {
+			parts = append(parts, p.head, p.data)
+		}
+	}
+	w.written = cpOff + int64(cpSize)
+	w.lastCP = cpOff
+	w.setHeader(w.written, cpOff, endTicks)
+	w.segParts = parts
+	for _, b := range parts {
+		if _, err := w.w.Write(b); err != nil {
+			w.err = fmt.Errorf("jfr: write: %w", err)
+			return w.err
+		}
+	}
+	clear(parts)
+	w.events = w.events[:0]
+	clear(w.adopted)
+	w.adopted, w.adoptedLen = w.adopted[:0], 0
+	w.nconst = 0
+	for _, p := range w.pools {
+		p.count = 0
+		p.data = p.data[:0]
+	}
+	return nil
+}
+
+// checkpointHead sets cpHead to the head of a checkpoint of the pools'
+// constants (up to its first pool) and the pools' heads, and returns the
+// checkpoint's size.
+func (w *Writer) checkpointHead(endTicks, delta int64, mask byte) uint64 {
+	cp := leb128.AppendUvarint(w.scratch[:0], 1)
+	cp = leb128.AppendUvarint(cp, uint64(w.chunkStart))
+	cp = leb128.AppendUvarint(cp, uint64(endTicks-w.chunkStart))
+	cp = leb128.AppendUvarint(cp, uint64(delta))
+	cp = append(cp, mask)
+	npools := 0
+	for _, p := range w.pools {
+		if p.count > 0 {
+			npools++
+		}
+	}
+	cp = leb128.AppendUvarint(cp, uint64(npools))
+	body := uint64(len(cp))
+	for _, p := range w.pools {
+		if p.count == 0 {
+			continue // a pool must hold at least one constant
+		}
+		p.head = leb128.AppendUvarint(p.head[:0], uint64(p.class.ID))
+		p.head = leb128.AppendUvarint(p.head, p.count)
+		body += uint64(len(p.head) + len(p.data))
+	}
+	cpSize := leb128.SelfSize(body)
+	w.cpHead = append(leb128.AppendUvarint(w.cpHead[:0], cpSize), cp...)
+	w.scratch = cp
+	return cpSize
+}
+
+// setHeader fills in the header of a chunk of size bytes whose last
+// checkpoint is at cpOff and whose metadata follows the header.
+func (w *Writer) setHeader(size, cpOff, endTicks int64) {
+	h := w.header[:]
+	be := binary.BigEndian
+	copy(h, Magic[:])
+	be.PutUint16(h[4:], 2)
+	be.PutUint16(h[6:], 1)
+	be.PutUint64(h[8:], uint64(size))
+	be.PutUint64(h[16:], uint64(cpOff))
+	be.PutUint64(h[24:], uint64(streamMetadataOffset))
+	be.PutUint64(h[32:], uint64(w.clock0.StartNanos+w.nanosOf(w.chunkStart-w.clock0.StartTicks)))
+	be.PutUint64(h[40:], uint64(w.nanosOf(endTicks-w.chunkStart)))
+	be.PutUint64(h[48:], uint64(w.chunkStart))
+	be.PutUint64(h[56:], uint64(w.tps))
+	h[64], h[65] = 0, 0
+	be.PutUint16(h[66:], FlagCompressedInts)
+}
+
+// A chunk written in segments has a 2-byte empty checkpoint record, which
+// readers skip (they reach checkpoints through the header's offset and the
+// deltas), between its header and its metadata. Read as a record, the
+// header's magic "FLR\x00" is one of 70 bytes ('F') and type 76 ('L');
+// with the padding that record ends where this chunk's records begin, so a
+// recorder can write a new chunk into space the chunk before it still
+// covers (with a FillerType record readers skip) and then shrink that
+// chunk, leaving a readable file at every step (see the recorder's file
+// sink).
+var streamPad = [2]byte{2, 1}
+
+const streamMetadataOffset = HeaderSize + int64(len(streamPad))
+
+// FillerType is the type id of the records that pad streamed chunks: no
+// metadata declares it, so readers skip such records by size.
+const FillerType = 2
 
 // finish lays out the chunk: header, events, one checkpoint with every
 // pool, metadata. The checkpoint's size is an exact minimal varint of 64-bit

@@ -53,6 +53,9 @@ type FieldType struct {
 	Label        string
 	Description  string
 	ContentType  ContentType
+	// Unsigned marks an integral field as unsigned (jdk.jfr.Unsigned),
+	// whatever its content type.
+	Unsigned bool
 }
 
 // EventType describes an event type. Its fields are the implicit startTime,
@@ -116,6 +119,17 @@ func (b *MetadataBuilder) AddEvent(e EventType) (int64, error) {
 	})
 }
 
+// AddJDKEvent declares the built-in JDK event type with the given name
+// (jdk.ExecutionSample, jdk.GarbageCollection, ...) with OpenJDK 17's
+// layout, and returns its id.
+func (b *MetadataBuilder) AddJDKEvent(name string) (int64, error) {
+	t := spec.JDKEvent(name)
+	if t == nil {
+		return 0, fmt.Errorf("jfr: %s is not a built-in JDK event type", name)
+	}
+	return b.add(*t)
+}
+
 // AddType declares a struct or constant-pool type and returns its id.
 func (b *MetadataBuilder) AddType(s StructType) (int64, error) {
 	t := spec.Type{Name: s.Name, SimpleType: s.SimpleType, Annotations: spec.ClassAnnotations(s.Label, s.Description, nil)}
@@ -139,20 +153,25 @@ func (b *MetadataBuilder) add(t spec.Type) (int64, error) {
 	return t.ID, nil
 }
 
+// specField declares f with its annotations in the JDK's order: @Unsigned,
+// the content type, the label, the description.
 func specField(f FieldType) spec.Field {
 	sf := spec.Field{Name: f.Name, Type: f.Type, Array: f.Array, ConstantPool: f.ConstantPool}
-	if f.Label != "" {
-		sf.Annotations = append(sf.Annotations, spec.Annotation{Type: spec.Label, Values: []string{f.Label}})
+	if f.Unsigned || f.ContentType.Annotation == spec.Unsigned {
+		sf.Annotations = append(sf.Annotations, spec.Annotation{Type: spec.Unsigned})
 	}
-	if f.Description != "" {
-		sf.Annotations = append(sf.Annotations, spec.Annotation{Type: spec.Description, Values: []string{f.Description}})
-	}
-	if ct := f.ContentType; ct.Annotation != "" {
+	if ct := f.ContentType; ct.Annotation != "" && ct.Annotation != spec.Unsigned {
 		a := spec.Annotation{Type: ct.Annotation}
 		if ct.Unit != "" {
 			a.Values = []string{ct.Unit}
 		}
 		sf.Annotations = append(sf.Annotations, a)
+	}
+	if f.Label != "" {
+		sf.Annotations = append(sf.Annotations, spec.Annotation{Type: spec.Label, Values: []string{f.Label}})
+	}
+	if f.Description != "" {
+		sf.Annotations = append(sf.Annotations, spec.Annotation{Type: spec.Description, Values: []string{f.Description}})
 	}
 	return sf
 }

@@ -618,3 +618,28 @@ func TestWriterAdoptRecords(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestWriterSetClock re-anchors the second chunk: its header carries the
+// new start time and frequency, the first chunk's keeps the old ones.
+func TestWriterSetClock(t *testing.T) {
+	const tps = 2_500_000_000
+	md, events, buf, w := allKindsWriter(t, tps)
+	writeAllKinds(t, w, events)
+	must(t, w.EndChunk(testStartTicks+tps))
+	// The wall clock ran 3 ms ahead of the ticks meanwhile, and the rate
+	// was measured again.
+	moved := Clock{StartNanos: testStartNanos + 1e9 + 3e6, StartTicks: testStartTicks + tps, TicksPerSecond: tps + 1000}
+	w.SetClock(moved)
+	must(t, w.StartChunk(testStartTicks+tps))
+	must(t, w.WriteEvent(class(t, md, "go.Instant"), []Value{IntValue(KindLong, testStartTicks+tps+1), IntValue(KindLong, 1)}))
+	must(t, w.Close())
+	data := buf.Bytes()
+	first := header(t, data, 0)
+	second := header(t, data, first.Size)
+	if first.StartNanos != testStartNanos || first.TicksPerSecond != tps {
+		t.Errorf("first chunk: start %d at %d ticks/s, want %d at %d", first.StartNanos, first.TicksPerSecond, int64(testStartNanos), int64(tps))
+	}
+	if second.StartNanos != moved.StartNanos || second.StartTicks != moved.StartTicks || second.TicksPerSecond != moved.TicksPerSecond {
+		t.Errorf("second chunk: start %d, tick %d, %d ticks/s; want %+v", second.StartNanos, second.StartTicks, second.TicksPerSecond, moved)
+	}
+}

@@ -2,19 +2,12 @@ package recorder
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
-	"io"
-	"runtime/trace"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/flightrec/flightrec/event"
-	"github.com/rs/zerolog"
-	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // benchEvent's Commit is generated (benchevent_flightrec_test.go), as a
@@ -130,46 +123,6 @@ func BenchmarkEmitParallel(b *testing.B) {
 				i++
 			}
 		})
-	})
-}
-
-type discardExporter struct{}
-
-func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discardExporter) Shutdown(context.Context) error                             { return nil }
-
-func BenchmarkPeer(b *testing.B) {
-	b.Run("runtime-trace-log", func(b *testing.B) {
-		b.ReportAllocs()
-		if err := trace.Start(io.Discard); err != nil {
-			b.Skip("trace already running:", err)
-		}
-		defer trace.Stop()
-		ctx := context.Background()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			trace.Log(ctx, "cat", "hello world")
-		}
-	})
-	b.Run("zerolog", func(b *testing.B) {
-		b.ReportAllocs()
-		zerolog.TimeFieldFormat = zerolog.TimeFormatUnixNano
-		lg := zerolog.New(io.Discard).With().Timestamp().Logger()
-		for i := 0; i < b.N; i++ {
-			lg.Info().Int64("n", int64(i)).Str("s", "hello").Int("k", 42).Msg("event")
-		}
-	})
-	b.Run("otel-sdk", func(b *testing.B) {
-		b.ReportAllocs()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discardExporter{}))
-		defer tp.Shutdown(context.Background())
-		tr := tp.Tracer("bench")
-		ctx := context.Background()
-		for i := 0; i < b.N; i++ {
-			_, sp := tr.Start(ctx, "op", oteltrace.WithAttributes(
-				attribute.Int64("n", int64(i)), attribute.String("s", "hello"), attribute.Int("k", 42)))
-			sp.End()
-		}
 	})
 }
 

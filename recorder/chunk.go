@@ -2,24 +2,36 @@ package recorder
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/internal/spec"
 	"github.com/flightrec/flightrec/jfr"
 )
 
-// Event types the flusher writes itself, in the JDK's shapes.
-var rawTypeNames = []string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}
+// Event types the flusher writes itself, in the JDK's layouts
+// (spec.JDKEvents), and the JDK types declared for consumers that join on
+// them though no event of them is written.
+var (
+	rawTypeNames  = append([]string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}, runtimeTypeNames...)
+	declaredTypes = []string{"jdk.OldGarbageCollection", "jdk.YoungGarbageCollection", "jdk.Shutdown"}
+)
 
 type chunkInput struct {
 	start, end int64
+	clock      clock.Calibration // at start: the header's anchor and rate
 	recs       *gathered
 	recordings []*Recording
 	settings   map[string]resolved
 	samples    []cpuSample
+	runtime    []jdkRecord
+	sampler    string // the CPU sampler's state, for jdk.ExecutionSample's settings
 	dropped    *batch.Session
 }
 
@@ -46,8 +58,12 @@ type chunkBuilder struct {
 	threads map[uint64][2]string
 	// One writer serves every chunk: growing a fresh one's buffers to a
 	// chunk's size cost more than encoding it.
-	w   *jfr.Writer
-	out chunkParts
+	w     *jfr.Writer
+	out   chunkParts
+	chunk chunkState
+
+	// namesVersion is batch.NamesVersion when threads was filled.
+	namesVersion uint64
 }
 
 func newChunkBuilder(ss *session) *chunkBuilder {
@@ -55,20 +71,22 @@ func newChunkBuilder(ss *session) *chunkBuilder {
 		keys: map[string]uint64{}, threads: map[uint64][2]string{}}
 }
 
+// kindTypes declares uint16 and uint32 fields one size up: their varints
+// are zero-extended, and `jfr print` ignores @Unsigned (a uint32 4e9 read
+// as an int prints as -294967296). uint8 is written as one raw byte, and
+// uint64 has no wider type: they print as signed beyond 127 and 2^63-1.
 var kindTypes = map[batch.Kind]string{
 	batch.Bool: spec.Boolean, batch.Int8: spec.Byte, batch.Uint8: spec.Byte,
-	batch.Int16: spec.Short, batch.Uint16: spec.Short, batch.Int32: spec.Int, batch.Uint32: spec.Int,
+	batch.Int16: spec.Short, batch.Uint16: spec.Int, batch.Int32: spec.Int, batch.Uint32: spec.Long,
 	batch.Int64: spec.Long, batch.Uint64: spec.Long, batch.Float32: spec.Float, batch.Float64: spec.Double,
 	batch.String: spec.String, batch.Thread: spec.Thread, batch.Time: spec.Long, batch.Func: spec.Method,
 }
 
+var unsignedKinds = map[batch.Kind]bool{batch.Uint8: true, batch.Uint16: true, batch.Uint32: true, batch.Uint64: true}
+
 func contentType(c string) jfr.ContentType {
 	t := spec.ContentTags[c]
 	return jfr.ContentType{Annotation: t[0], Unit: t[1]}
-}
-
-func lf(name, typ, label string, ct jfr.ContentType) jfr.FieldType {
-	return jfr.FieldType{Name: name, Type: typ, Label: label, ContentType: ct}
 }
 
 // metadata rebuilds the metadata when event types were registered.
@@ -79,12 +97,9 @@ func (cb *chunkBuilder) metadata() error {
 	}
 	b := jfr.NewMetadataBuilder()
 	for _, d := range types {
-		et := jfr.EventType{Name: d.Name, Label: d.Label, Description: d.Description, Category: d.Category,
-			Timed: d.Timed, Thread: true, StackTrace: true}
-		for _, f := range d.Fields {
-			ft := jfr.FieldType{Name: f.Name, Type: kindTypes[f.Kind], Label: f.Label, Description: f.Description,
-				ContentType: contentType(f.Content), ConstantPool: f.Kind == batch.Thread || f.Kind == batch.Func}
-			et.Fields = append(et.Fields, ft)
+		et := eventType(d)
+		if declarable(d) != nil {
+			et = placeholder(d) // see declare.go
 		}
 		id, err := b.AddEvent(et)
 		if err != nil {
@@ -94,34 +109,8 @@ func (cb *chunkBuilder) metadata() error {
 			return fmt.Errorf("recorder: internal error: %s got id %d, emitted as %d", d.Name, id, d.ID)
 		}
 	}
-	none := jfr.ContentType{}
-	ms := jfr.ContentTimespan(spec.UnitMilliseconds)
-	bytes := jfr.ContentDataAmount(spec.UnitBytes)
-	raws := []jfr.EventType{
-		{Name: "jdk.ExecutionSample", Label: "Method Profiling Sample", Description: "Snapshot of a running goroutine's stack, from the Go CPU profiler",
-			Category: []string{"Java Virtual Machine", "Profiling"}, StackTrace: true, Fields: []jfr.FieldType{
-				{Name: "sampledThread", Type: spec.Thread, ConstantPool: true, Label: "Thread"},
-				{Name: "state", Type: spec.ThreadState, ConstantPool: true, Label: "Thread State"},
-			}},
-		{Name: "jdk.DataLoss", Label: "Data Loss", Description: "Data could not be recorded: no free buffer",
-			Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
-				lf("amount", spec.Long, "Amount", bytes), lf("total", spec.Long, "Total", bytes),
-				lf("droppedEvents", spec.Long, "Dropped Events", none),
-			}},
-		{Name: "jdk.ActiveRecording", Label: "Flight Recording", Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
-			lf("id", spec.Long, "Id", none), lf("name", spec.String, "Name", none),
-			lf("destination", spec.String, "Destination", none), lf("maxAge", spec.Long, "Max Age", ms),
-			lf("flushInterval", spec.Long, "Flush Interval", ms), lf("maxSize", spec.Long, "Max Size", bytes),
-			lf("recordingStart", spec.Long, "Start Time", jfr.ContentTimestamp(spec.UnitMillisecondsSinceEpoch)),
-			lf("recordingDuration", spec.Long, "Recording Duration", ms),
-		}},
-		{Name: "jdk.ActiveSetting", Label: "Recording Setting", Category: []string{"Flight Recorder"}, Fields: []jfr.FieldType{
-			lf("id", spec.Long, "Event Id", none), lf("name", spec.String, "Setting Name", none),
-			lf("value", spec.String, "Setting Value", none),
-		}},
-	}
-	for _, et := range raws {
-		if _, err := b.AddEvent(et); err != nil {
+	for _, name := range append(rawTypeNames, declaredTypes...) {
+		if _, err := b.AddJDKEvent(name); err != nil {
 			return err
 		}
 	}
@@ -168,8 +157,9 @@ func (p *pools) intern(kind, s string, add func(key uint64)) uint64 {
 			// keys are never reused.
 			clear(p.keys)
 		}
+		// Odd: even keys of the Method pool are event.Func ids.
 		*p.nextKey++
-		k = *p.nextKey
+		k = 2**p.nextKey - 1
 		p.keys[id] = k
 	}
 	if !p.added[id] {
@@ -190,15 +180,14 @@ func (p *pools) method(fn string) uint64 {
 	return p.intern(spec.Method, fn, func(k uint64) { p.add(spec.Method, k, p.methodValue(fn)) })
 }
 
-// funcRef adds the jdk.types.Method of the function at entry PC pc (an
-// event.Func field's value) under the key pc. PCs lie far above the small
-// keys intern hands out.
-func (p *pools) funcRef(pc uintptr) {
+// funcRef adds the jdk.types.Method of the function of id (an event.Func
+// field's value, batch.FuncID) under the key id.
+func (p *pools) funcRef(id uint64) {
 	fn := "unknown"
-	if f := runtime.FuncForPC(pc); f != nil {
+	if f := runtime.FuncForPC(batch.FuncPC(id)); f != nil {
 		fn = f.Name()
 	}
-	p.add(spec.Method, uint64(pc), p.methodValue(fn))
+	p.add(spec.Method, id, p.methodValue(fn))
 }
 
 func (p *pools) methodValue(fn string) jfr.Value {
@@ -310,67 +299,112 @@ func (cb *chunkBuilder) stack(p *pools, key uint64, pcs []uintptr) {
 }
 
 // sampleThread is the java.lang.Thread of CPU samples: the Go profiler does
-// not say which goroutine a sample came from.
-const sampleThread = 1 << 62
+// not say which goroutine a sample came from. Its key is the largest
+// 32-bit one, which goroutine ids (the other threads' keys) do not reach.
+const sampleThread = math.MaxInt32
 
-// chunkParts collects the pieces a jfr.Writer writes a chunk in, without
+// chunkParts collects the pieces a jfr.Writer writes a segment in, without
 // copying them: they are the writer's own buffers, which stay as they are
 // until its next call, and are delivered before that.
 type chunkParts struct {
-	header [jfr.HeaderSize]byte // a copy, to set the final flag in
-	parts  [][]byte
+	parts [][]byte
 }
 
 func (c *chunkParts) Write(b []byte) (int, error) {
-	if len(c.parts) == 0 && len(b) == jfr.HeaderSize {
-		copy(c.header[:], b)
-		b = c.header[:]
-	}
 	c.parts = append(c.parts, b)
 	return len(b), nil
 }
 
-// build encodes a chunk and returns its pieces (final flag set), valid
-// until the next call.
-func (cb *chunkBuilder) build(in chunkInput) ([][]byte, error) {
-	cb.out.parts = cb.out.parts[:0]
-	if err := cb.encode(in); err != nil {
-		// The writer's state is unknown: start afresh next time.
-		cb.w = nil
-		return nil, err
-	}
-	if len(cb.out.parts) == 0 || len(cb.out.parts[0]) != jfr.HeaderSize {
-		return nil, fmt.Errorf("recorder: internal error: chunk written in %d parts", len(cb.out.parts))
-	}
-	markFinal(cb.out.parts[0])
-	return cb.out.parts, nil
+// segment is what one flush adds to the chunk being written.
+type segment struct {
+	first  bool      // the chunk starts here: parts begin with its header
+	parts  [][]byte  // the chunk's next bytes, valid until the next flush
+	header []byte    // the chunk's header as of the end of parts
+	closed bool      // the chunk is complete
+	recs   *gathered // the emitted records among parts
 }
 
-func (cb *chunkBuilder) encode(in chunkInput) error {
+// chunkState is what the builder knows of the chunk being written: the
+// constants it holds so far, so each flushpoint adds only new ones.
+type chunkState struct {
+	open     bool
+	first    bool // no segment delivered yet
+	start    int64
+	added    map[string]bool
+	threads  map[uint64]struct{}
+	stacks   map[uint64]struct{}
+	strs     map[uint64]struct{}
+	funcs    map[uintptr]struct{}
+	settings map[string]resolved // as written in jdk.ActiveSetting
+}
+
+func (c *chunkState) reset(start int64) {
+	*c = chunkState{open: true, first: true, start: start, added: map[string]bool{}, threads: map[uint64]struct{}{},
+		stacks: map[uint64]struct{}{}, strs: map[uint64]struct{}{}, funcs: map[uintptr]struct{}{}}
+}
+
+// flush writes the gathered records and the recorder's own events as the
+// next segment of the open chunk (opening one if none is), ending in a
+// flushpoint, and closes the chunk after it if cut is set. It hands each
+// segment to deliver, whose parts stay valid only during the call.
+func (cb *chunkBuilder) flush(in chunkInput, cut bool, deliver func(segment)) error {
+	cb.out.parts = cb.out.parts[:0]
+	err := cb.encode(in, cut, deliver)
+	if err != nil {
+		// The writer's state is unknown: start afresh next time.
+		cb.w = nil
+		cb.chunk.open = false
+	}
+	return err
+}
+
+func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) error {
+	version := cb.mdVersion
 	if err := cb.metadata(); err != nil {
 		return err
 	}
 	ss := cb.ss
+	if cb.chunk.open && cb.mdVersion != version {
+		// New event types: their records need the new metadata, which
+		// takes a new chunk.
+		if err := cb.w.EndChunk(in.start); err != nil {
+			return err
+		}
+		deliver(segment{header: cb.w.Header(), closed: true})
+		cb.chunk.open = false
+	}
 	if cb.w == nil {
 		cb.w = jfr.NewWriter(&cb.out, &jfr.WriterOptions{TicksPerSecond: ss.tps, StartNanos: ss.anchor.UnixNanos, StartTicks: ss.anchor.Ticks})
 	}
 	w := cb.w
-	if err := w.SetMetadata(cb.md); err != nil {
-		return err
+	ch := &cb.chunk
+	if !ch.open {
+		if err := w.SetMetadata(cb.md); err != nil {
+			return err
+		}
+		w.SetClock(jfr.Clock{StartNanos: in.clock.UnixNanos, StartTicks: in.clock.Ticks, TicksPerSecond: in.clock.TicksPerSecond})
+		if err := w.StartChunk(in.start); err != nil {
+			return err
+		}
+		ch.reset(in.start)
 	}
-	if err := w.StartChunk(in.start); err != nil {
-		return err
+	if v := batch.NamesVersion(); v != cb.namesVersion {
+		// A goroutine was named since: look the names up again. A
+		// thread already in this chunk keeps its constant (a key has
+		// one value in a chunk), so the new name shows from the next.
+		clear(cb.threads)
+		cb.namesVersion = v
 	}
-	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: map[string]bool{},
+	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: ch.added,
 		threads: cb.threads}
 	for _, n := range []string{spec.String, spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol,
 		spec.Package, spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState} {
 		p.c[n] = cb.md.ClassByName(n)
 	}
-	p.add(spec.FrameType, 1, jfr.StringValue(spec.FrameTypes[1]))
-	p.add(spec.FrameType, 2, jfr.StringValue(spec.FrameTypes[2]))
-	threads := map[uint64]bool{}
-	stacks := map[uint64]bool{}
+	if ch.first {
+		p.add(spec.FrameType, 1, jfr.StringValue(spec.FrameTypes[1]))
+		p.add(spec.FrameType, 2, jfr.StringValue(spec.FrameTypes[2]))
+	}
 	// The writer takes the gathered records where they are.
 	if err := w.AdoptRecords(in.recs.parts...); err != nil {
 		return err
@@ -379,21 +413,23 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 		return err
 	}
 	for _, k := range in.recs.strs {
-		p.add(spec.String, k, jfr.StringValue(batch.Interned(k)))
+		if isNew(ch.strs, k) {
+			p.add(spec.String, k, jfr.StringValue(batch.Interned(k)))
+		}
 	}
-	for _, pc := range in.recs.funcs {
-		p.funcRef(pc)
+	for _, pc := range in.recs.funcs { // Func ids
+		if isNew(ch.funcs, pc) {
+			p.funcRef(uint64(pc))
+		}
 	}
 	for _, g := range in.recs.threads {
-		if !threads[g] {
-			threads[g] = true
+		if isNew(ch.threads, g) {
 			p.thread(g)
 		}
 	}
 	for i := 0; i < len(in.recs.stacks); {
 		key, n := uint64(in.recs.stacks[i]), int(in.recs.stacks[i+1])
-		if !stacks[key] {
-			stacks[key] = true
+		if isNew(ch.stacks, key) {
 			cb.stack(p, key, in.recs.stacks[i+2:i+2+n])
 		}
 		i += 2 + n
@@ -404,19 +440,25 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 			p.err = w.WriteEvent(cb.raw[name], append([]jfr.Value{jfr.IntValue(jfr.KindLong, in.end)}, vals...))
 		}
 	}
+	cb.writeRuntime(p, in)
 	if len(in.samples) > 0 && at("jdk.ExecutionSample") {
-		p.add(spec.ThreadState, 1, jfr.StringValue("STATE_RUNNABLE"))
-		p.add(spec.Thread, sampleThread, jfr.StructValue(p.c[spec.Thread], jfr.StringValue("Go CPU profiler"), jfr.IntValue(jfr.KindLong, 0),
-			jfr.StringValue("goroutines (CPU profile)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(p.c[spec.ThreadGroup], 0)))
+		if _, ok := ch.threads[sampleThread]; !ok {
+			ch.threads[sampleThread] = struct{}{}
+			for k, name := range spec.ThreadStates {
+				p.add(spec.ThreadState, k, jfr.StringValue(name))
+			}
+			p.add(spec.Thread, sampleThread, jfr.StructValue(p.c[spec.Thread], jfr.StringValue("Go CPU profiler"), jfr.IntValue(jfr.KindLong, 0),
+				jfr.StringValue("goroutines (CPU profile)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(p.c[spec.ThreadGroup], 0)))
+		}
 		for _, s := range in.samples {
-			key := batch.StackKey(s.pcs)
-			if !stacks[key] {
-				stacks[key] = true
+			key := in.dropped.StackID(s.pcs)
+			if isNew(ch.stacks, key) {
 				cb.stack(p, key, s.pcs)
 			}
 			if p.err == nil {
 				p.err = w.WriteEvent(cb.raw["jdk.ExecutionSample"], []jfr.Value{jfr.IntValue(jfr.KindLong, s.ticks),
-					jfr.RefValue(p.c[spec.StackTrace], key), jfr.RefValue(p.c[spec.Thread], sampleThread), jfr.RefValue(p.c[spec.ThreadState], 1)})
+					jfr.RefValue(p.c[spec.Thread], sampleThread), jfr.RefValue(p.c[spec.StackTrace], key),
+					jfr.RefValue(p.c[spec.ThreadState], spec.StateRunnable)})
 			}
 		}
 	}
@@ -428,19 +470,22 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 		}
 		cb.lostBytes, cb.lostEvts = lb, le
 	}
-	if at("jdk.ActiveRecording") {
+	// The recordings and their settings: once per chunk, as the JDK
+	// writes them at each chunk's start, and again when settings change.
+	if ch.first && at("jdk.ActiveRecording") {
 		for _, r := range in.recordings {
 			dest := r.cfg.file
 			if r.cfg.ring {
 				dest = "memory (ring)"
 			}
-			ev("jdk.ActiveRecording", jfr.IntValue(jfr.KindLong, r.id), jfr.StringValue(r.cfg.name), jfr.StringValue(dest),
-				jfr.IntValue(jfr.KindLong, r.cfg.maxAge.Milliseconds()), jfr.IntValue(jfr.KindLong, r.cfg.maxChunkAge.Milliseconds()),
+			ev("jdk.ActiveRecording", noDuration, noThread, noStack, jfr.IntValue(jfr.KindLong, r.id), jfr.StringValue(r.cfg.name), jfr.StringValue(dest),
+				jfr.IntValue(jfr.KindLong, r.cfg.maxAge.Milliseconds()), jfr.IntValue(jfr.KindLong, flushInterval.Milliseconds()),
 				jfr.IntValue(jfr.KindLong, r.cfg.maxSize), jfr.IntValue(jfr.KindLong, r.start.UnixMilli()),
 				jfr.IntValue(jfr.KindLong, time.Since(r.start).Milliseconds()))
 		}
 	}
-	if at("jdk.ActiveSetting") {
+	if at("jdk.ActiveSetting") && !maps.Equal(ch.settings, in.settings) {
+		ch.settings = in.settings
 		ids := map[string]int64{}
 		for _, c := range cb.md.EventTypes() {
 			ids[c.Name] = c.ID
@@ -448,7 +493,7 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 		for _, c := range cb.md.EventTypes() {
 			v, on := in.settings[c.Name]
 			set := func(name, val string) {
-				ev("jdk.ActiveSetting", jfr.IntValue(jfr.KindLong, ids[c.Name]), jfr.StringValue(name), jfr.StringValue(val))
+				ev("jdk.ActiveSetting", noDuration, noThread, noStack, jfr.IntValue(jfr.KindLong, ids[c.Name]), jfr.StringValue(name), jfr.StringValue(val))
 			}
 			set("enabled", fmt.Sprint(on))
 			if on {
@@ -457,14 +502,67 @@ func (cb *chunkBuilder) encode(in chunkInput) error {
 				if v.period > 0 {
 					set("period", fmt.Sprintf("%d ms", v.period.Milliseconds()))
 				}
+				if c.Name == "jdk.ExecutionSample" && in.sampler != "" {
+					set("sampler", in.sampler)
+				}
 			}
 		}
 	}
 	if p.err != nil {
 		return p.err
 	}
-	if err := w.EndChunk(in.end); err != nil {
+	if err := w.Flushpoint(in.end); err != nil {
 		return err
 	}
-	return w.Flush()
+	if cut {
+		if err := w.EndChunk(in.end); err != nil {
+			return err
+		}
+		ch.open = false
+	}
+	deliver(segment{first: ch.first, parts: cb.out.parts, header: w.Header(), closed: cut, recs: in.recs})
+	ch.first = false
+	return nil
+}
+
+// isNew adds v to set and tells whether it was not there.
+func isNew[T comparable](set map[T]struct{}, v T) bool {
+	if _, ok := set[v]; ok {
+		return false
+	}
+	set[v] = struct{}{}
+	return true
+}
+
+// size returns how many bytes the segment adds to the chunk.
+func (s segment) size() int64 {
+	var n int64
+	for _, p := range s.parts {
+		n += int64(len(p))
+	}
+	return n
+}
+
+// events counts the gathered records the segment holds, by walking their
+// sizes: only for accounting what a failed recording loses.
+func (s segment) events() int64 {
+	if s.recs == nil {
+		return 0
+	}
+	var n int64
+	count := func(b []byte) {
+		for len(b) > 0 {
+			size, k := leb128.Uvarint(b)
+			if k <= 0 || size == 0 || size > uint64(len(b)) {
+				return
+			}
+			b = b[size:]
+			n++
+		}
+	}
+	for _, p := range s.recs.parts {
+		count(p)
+	}
+	count(s.recs.copied)
+	return n
 }

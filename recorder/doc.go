@@ -20,6 +20,11 @@
 // mid-recording therefore leaves a file whose complete chunks, all but at
 // most the last second, any reader accepts.
 //
+// Go runtime events (GC cycles, heap, CPU load, goroutine counts, CPU
+// samples) are written under the JDK's names in OpenJDK 17's layouts.
+// CPU samples come from Linux perf events, never from the Go runtime's CPU
+// profiler, which stays the program's (cpusampler_linux.go).
+//
 // Settings per event type (enabled, threshold, stackTrace, period) come
 // from the presets "default" and "profile", from code (Settings), or from
 // a JFR .jfc file (ParseJFC), and can change while a recording runs.

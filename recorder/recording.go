@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"sync"
 	"time"
 
@@ -28,8 +28,12 @@ type config struct {
 	maxChunkSize int64
 	maxChunkAge  time.Duration
 	settings     Settings
-	sink         func(parts [][]byte, size int64) // gets each delivered chunk, valid during the call (stream.go)
+	onError      func(error)
+	sink         func(seg segment) // gets each segment delivered, valid during the call (collect.go)
 }
+
+// defaultMaxChunkSize is the JDK's default maximum chunk size.
+const defaultMaxChunkSize = 12 << 20
 
 // WithName names the recording (jdk.ActiveRecording's name).
 func WithName(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
@@ -43,15 +47,25 @@ func WithRing(maxSize int64, maxAge time.Duration) Option {
 	return optionFunc(func(c *config) { c.ring, c.maxSize, c.maxAge = true, maxSize, maxAge })
 }
 
-// WithMaxChunkSize ends a chunk once its events take about n bytes
-// (default 12 MB, as JFR).
+// WithMaxChunkSize ends a chunk once it holds about n bytes (default
+// 12 MB, as the JDK; for a ring, a quarter of its maximum size if that is
+// less). Events are written into the chunk at every flushpoint, once a
+// second, so a chunk is not a unit of loss: a killed process leaves a
+// file readable up to its last flushpoint whatever the chunk size. A chunk
+// repeats the metadata and the constants (goroutines, stacks) its events
+// refer to, so small chunks cost space.
 func WithMaxChunkSize(n int64) Option { return optionFunc(func(c *config) { c.maxChunkSize = n }) }
 
-// WithMaxChunkAge ends a chunk after d (default and maximum 1 s, so a
-// killed process loses at most about a second of events).
+// WithMaxChunkAge ends a chunk after d (default: no limit for a file, as
+// the JDK; for a ring with a maximum age, a quarter of it).
 func WithMaxChunkAge(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxChunkAge = d })
 }
+
+// WithErrorHandler has f called, once, with the recording's first write
+// error, when it happens (from the recorder's goroutine). Err returns it
+// too; the recording then writes nothing more, and counts what it loses.
+func WithErrorHandler(f func(error)) Option { return optionFunc(func(c *config) { c.onError = f }) }
 
 // WithSettings applies settings on top of the preset "default".
 func WithSettings(s Settings) Option {
@@ -66,12 +80,13 @@ type Recording struct {
 
 	mu       sync.Mutex
 	settings Settings
-	file     *os.File
-	lastHdr  int64 // offset of the last chunk written to file, -1 if none
-	size     int64
+	file     *fileSink
+	inChunk  bool // the recording has the start of the chunk being written
 	chunks   []ringChunk
 	spare    []byte // a dropped ring chunk's memory, for the next
 	err      error
+	// What was lost after a write error: events and bytes not written.
+	lostEvents, lostBytes int64
 }
 
 type ringChunk struct {
@@ -79,22 +94,38 @@ type ringChunk struct {
 	end  time.Time
 }
 
+// errNilRecording is what the methods of a nil *Recording (a failed
+// Start's) return.
+var errNilRecording = errors.New("recorder: no recording (a nil *Recording: did Start fail?)")
+
 // Start starts a recording.
 func Start(opts ...Option) (*Recording, error) {
 	def, _ := Preset("default")
-	cfg := config{name: "flightrec", maxChunkSize: 12 << 20, maxChunkAge: time.Second, settings: def}
+	cfg := config{name: "flightrec", settings: def}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	if cfg.maxChunkAge <= 0 || cfg.maxChunkAge > time.Second {
-		cfg.maxChunkAge = time.Second
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.file == "" && !cfg.ring && cfg.sink == nil {
 		return nil, errors.New("recorder: a recording needs WithFile or WithRing")
 	}
-	r := &Recording{cfg: cfg, settings: cfg.settings, lastHdr: -1, start: time.Now()}
+	if cfg.maxChunkSize == 0 {
+		cfg.maxChunkSize = defaultMaxChunkSize
+		if cfg.ring && cfg.maxSize > 0 {
+			cfg.maxChunkSize = min(cfg.maxChunkSize, max(cfg.maxSize/4, 16<<10))
+		}
+	}
+	if cfg.maxChunkAge == 0 {
+		cfg.maxChunkAge = math.MaxInt64
+		if cfg.ring && cfg.maxAge > 0 {
+			cfg.maxChunkAge = max(cfg.maxAge/4, time.Millisecond)
+		}
+	}
+	r := &Recording{cfg: cfg, settings: cfg.settings, start: time.Now()}
 	if cfg.file != "" {
-		f, err := os.Create(cfg.file)
+		f, err := createFileSink(cfg.file)
 		if err != nil {
 			return nil, fmt.Errorf("recorder: %w", err)
 		}
@@ -107,6 +138,9 @@ func Start(opts ...Option) (*Recording, error) {
 // SetSettings replaces the recording's settings (on top of "default"); they
 // apply to events emitted from now on.
 func (r *Recording) SetSettings(s Settings) {
+	if r == nil {
+		return
+	}
 	def, _ := Preset("default")
 	r.mu.Lock()
 	r.settings = def.Merge(s)
@@ -120,24 +154,69 @@ func (r *Recording) currentSettings() Settings {
 	return r.settings
 }
 
-// Stop ends the recording: the events emitted so far are written as a last
-// chunk and the file is closed.
+// Stop ends the recording: the events emitted so far are written, the
+// last chunk is closed and so is the file. It returns the first error the
+// recording met (Err), with what was lost after it, and names the event
+// types that could not be declared, whose events were not recorded.
 func (r *Recording) Stop() error {
+	if r == nil {
+		return errNilRecording
+	}
 	theSession.remove(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.file != nil {
-		if err := r.file.Close(); err != nil && r.err == nil {
+		if err := r.file.close(); err != nil && r.err == nil {
 			r.err = fmt.Errorf("recorder: %w", err)
 		}
 		r.file = nil
 	}
+	err := r.err
+	if err != nil && r.lostEvents+r.lostBytes > 0 {
+		err = fmt.Errorf("%w (after it %d events, %d bytes were not written)", r.err, r.lostEvents, r.lostBytes)
+	}
+	return errors.Join(err, undeclarable())
+}
+
+// Err returns the first error the recording met (a failed write to its
+// file, or encoding a chunk), or nil.
+func (r *Recording) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return r.err
+}
+
+// Lost returns how many events, and bytes of the file, were not written
+// after the recording's first error.
+func (r *Recording) Lost() (events, bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lostEvents, r.lostBytes
+}
+
+// fail records err as the recording's error if it is the first, and
+// tells the error handler.
+func (r *Recording) fail(err error) {
+	r.mu.Lock()
+	first := r.err == nil
+	if first {
+		r.err = err
+	}
+	r.mu.Unlock()
+	if first && r.cfg.onError != nil {
+		r.cfg.onError(err)
+	}
 }
 
 // Dump writes the chunks an in-memory recording keeps (after cutting a
 // chunk, so it includes the events emitted so far) as a .jfr file.
 func (r *Recording) Dump(w io.Writer) error {
+	if r == nil {
+		return errNilRecording
+	}
+	if w == nil {
+		return errors.New("recorder: Dump to a nil io.Writer")
+	}
 	if !r.cfg.ring {
 		return errors.New("recorder: Dump needs a WithRing recording")
 	}
@@ -180,69 +259,71 @@ func be64(b []byte) uint64 {
 		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
 }
 
-// deliver appends a finished chunk (final flag set), given in pieces, to
-// the recording.
-func (r *Recording) deliver(parts [][]byte, end time.Time) {
+// deliver adds a segment of the chunk being written to the recording.
+func (r *Recording) deliver(seg segment, end time.Time) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	var size int64
-	for _, p := range parts {
-		size += int64(len(p))
+	if seg.first {
+		r.inChunk = true
+	} else if !r.inChunk {
+		// A chunk that began before the recording started.
+		r.mu.Unlock()
+		return
 	}
 	if r.cfg.sink != nil {
-		r.cfg.sink(parts, size)
+		r.cfg.sink(seg)
 	}
-	if r.file != nil && r.err == nil {
-		if err := r.writeChunk(parts); err != nil {
-			r.err = fmt.Errorf("recorder: %w", err)
-		} else {
-			r.lastHdr = r.size
-			r.size += size
+	if seg.closed {
+		r.inChunk = false
+	}
+	var failed error
+	if r.file != nil {
+		if r.err == nil {
+			if err := r.file.write(seg); err != nil {
+				r.err = fmt.Errorf("recorder: %s: %w", r.cfg.file, err)
+				failed = r.err
+			}
+		}
+		if r.err != nil {
+			r.lostEvents += seg.events()
+			r.lostBytes += seg.size()
 		}
 	}
 	if r.cfg.ring {
-		data := r.spare[:0]
-		if int64(cap(data)) < size {
-			data = make([]byte, 0, size)
-		}
-		r.spare = nil
-		for _, p := range parts {
-			data = append(data, p...)
-		}
-		r.chunks = append(r.chunks, ringChunk{data: data, end: end})
-		var total int64
-		for _, c := range r.chunks {
-			total += int64(len(c.data))
-		}
-		for len(r.chunks) > 1 && ((r.cfg.maxSize > 0 && total > r.cfg.maxSize) ||
-			(r.cfg.maxAge > 0 && end.Sub(r.chunks[0].end) > r.cfg.maxAge)) {
-			old := r.chunks[0].data
-			total -= int64(len(old))
-			r.chunks[0] = ringChunk{}
-			r.chunks = r.chunks[1:]
-			// Keep the largest dropped chunk's memory for the next one:
-			// a fresh 12 MB chunk is zeroed, and collected, every time.
-			if cap(old) > cap(r.spare) {
-				r.spare = old
-			}
-		}
+		r.ringAdd(seg, end)
+	}
+	r.mu.Unlock()
+	if failed != nil && r.cfg.onError != nil {
+		r.cfg.onError(failed)
 	}
 }
 
-// writeChunk appends the chunk to the file and clears the final flag of
-// the chunk before it: only the last chunk of a file is final.
-func (r *Recording) writeChunk(parts [][]byte) error {
-	for _, p := range parts {
-		if _, err := r.file.Write(p); err != nil {
-			return err
+// ringAdd adds a segment to the in-memory chunks, dropping the oldest
+// complete ones beyond the ring's limits.
+func (r *Recording) ringAdd(seg segment, end time.Time) {
+	if seg.first {
+		r.chunks = append(r.chunks, ringChunk{data: r.spare[:0]})
+		r.spare = nil
+	}
+	c := &r.chunks[len(r.chunks)-1]
+	for _, p := range seg.parts {
+		c.data = append(c.data, p...)
+	}
+	copy(c.data, seg.header)
+	c.end = end
+	var total int64
+	for _, c := range r.chunks {
+		total += int64(len(c.data))
+	}
+	for len(r.chunks) > 1 && ((r.cfg.maxSize > 0 && total > r.cfg.maxSize) ||
+		(r.cfg.maxAge > 0 && end.Sub(r.chunks[0].end) > r.cfg.maxAge)) {
+		old := r.chunks[0].data
+		total -= int64(len(old))
+		r.chunks[0] = ringChunk{}
+		r.chunks = r.chunks[1:]
+		// Keep the largest dropped chunk's memory for the next one:
+		// a fresh 12 MB chunk is zeroed, and collected, every time.
+		if cap(old) > cap(r.spare) {
+			r.spare = old
 		}
 	}
-	if r.lastHdr >= 0 {
-		var fl [2]byte
-		fl[1] = byte(jfr.FlagCompressedInts)
-		if _, err := r.file.WriteAt(fl[:], r.lastHdr+66); err != nil {
-			return err
-		}
-	}
-	return nil
 }

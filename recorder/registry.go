@@ -1,9 +1,11 @@
 package recorder
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -72,7 +74,10 @@ func (r *Recording) Size() int64 {
 		}
 		return n
 	}
-	return r.size
+	if r.file != nil {
+		return r.file.end
+	}
+	return 0
 }
 
 // Settings returns the recording's settings: the preset "default" with
@@ -126,11 +131,7 @@ func (r *Recording) snapshot() ([]byte, error) {
 		}
 		return nil, fmt.Errorf("recorder: recording %q is stopped: its file is %s", r.cfg.name, r.cfg.file)
 	}
-	data := make([]byte, r.size)
-	if _, err := r.file.ReadAt(data, 0); err != nil {
-		return nil, fmt.Errorf("recorder: reading back %s: %w", r.cfg.file, err)
-	}
-	return data, nil
+	return r.file.snapshot(r.cfg.file)
 }
 
 // chunksBetween returns the chunks of data (complete chunks, as the
@@ -164,4 +165,24 @@ func EventTypes() []string {
 	names = append(names, rawTypeNames...)
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// snapshot reads back what the sink wrote to path: its chunks, the last
+// ending at its data (not its reservation). The caller holds the
+// recording's lock, so no write runs meanwhile.
+func (s *fileSink) snapshot(path string) ([]byte, error) {
+	if !s.opened {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("recorder: reading back %s: %w", path, err)
+	}
+	defer f.Close()
+	data := make([]byte, s.end)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return nil, fmt.Errorf("recorder: reading back %s: %w", path, err)
+	}
+	binary.BigEndian.PutUint64(data[s.start+8:], uint64(s.end-s.start))
+	return data, nil
 }

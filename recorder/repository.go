@@ -21,7 +21,7 @@ import (
 func WithRepository(dir string) Option {
 	return optionFunc(func(c *config) {
 		repo := &repository{dir: dir, limits: c}
-		c.sink = repo.write
+		withChunkSink(repo.write).apply(c)
 	})
 }
 
@@ -44,7 +44,12 @@ type repoFile struct {
 	end  time.Time
 }
 
-func (p *repository) write(parts [][]byte, size int64) {
+func (p *repository) write(chunk []byte) []byte {
+	p.add(chunk)
+	return chunk
+}
+
+func (p *repository) add(chunk []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.seq == 0 {
@@ -57,12 +62,12 @@ func (p *repository) write(parts [][]byte, size int64) {
 	end := time.Now()
 	name := fmt.Sprintf("%s_%06d.jfr", end.UTC().Format("2006_01_02_15_04_05.000"), p.seq)
 	path := filepath.Join(p.dir, name)
-	if err := writeParts(path, parts); err != nil {
+	if err := os.WriteFile(path, chunk, 0o600); err != nil {
 		p.fail(err)
 		return
 	}
-	p.files = append(p.files, repoFile{path: path, size: size, end: end})
-	p.total += size
+	p.files = append(p.files, repoFile{path: path, size: int64(len(chunk)), end: end})
+	p.total += int64(len(chunk))
 	maxSize, maxAge := p.limits.maxSize, p.limits.maxAge
 	for len(p.files) > 1 && ((maxSize > 0 && p.total > maxSize) || (maxAge > 0 && end.Sub(p.files[0].end) > maxAge)) {
 		if err := os.Remove(p.files[0].path); err != nil && !os.IsNotExist(err) {
@@ -80,18 +85,4 @@ func (p *repository) fail(err error) {
 		p.err = err
 		fmt.Fprintf(os.Stderr, "flightrec: disk repository %s: %v (later errors not shown)\n", p.dir, err)
 	}
-}
-
-func writeParts(path string, parts [][]byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	for _, b := range parts {
-		if _, err := f.Write(b); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	return f.Close()
 }

@@ -1,56 +1,25 @@
 package recorder
 
 import (
-	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"runtime"
 	"runtime/metrics"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/spec"
+	"github.com/flightrec/flightrec/jfr"
 )
 
-// Built-in Go runtime events, with the JDK's names and fields where JMC has
-// a page for the same thing.
-
-type garbageCollection struct {
-	event.Timed
-	GcID         uint32 `jfr:"gcId" label:"GC Identifier"`
-	Name         string `label:"Name" description:"The name of the Garbage Collector"`
-	Cause        string `label:"When" description:"The reason for triggering this Garbage Collection"`
-	SumOfPauses  int64  `label:"Sum of Pauses" content:"ns"`
-	LongestPause int64  `label:"Longest Pause" content:"ns"`
-}
-
-type gcHeapSummary struct {
-	event.Instant
-	GcID     uint32 `jfr:"gcId" label:"GC Identifier"`
-	When     string `label:"When"`
-	HeapUsed int64  `label:"Heap Used" content:"bytes"`
-}
-
-type cpuLoad struct {
-	event.Instant
-	JvmUser      float32 `label:"Process User" content:"percentage"`
-	JvmSystem    float32 `label:"Process System" content:"percentage"`
-	MachineTotal float32 `label:"Machine Total" content:"percentage"`
-}
-
-type threadStatistics struct {
-	event.Instant
-	ActiveCount      int64 `label:"Active Threads" description:"Goroutines"`
-	DaemonCount      int64 `label:"Daemon Threads"`
-	AccumulatedCount int64 `label:"Accumulated Threads"`
-	PeakCount        int64 `label:"Peak Threads"`
-}
+// Go runtime events. Those with a JDK counterpart (GC cycles, heap, CPU
+// load, goroutine counts) are written in the JDK's layouts (spec.JDKEvents)
+// by the chunk builder, from the jdkRecords collected here: the JDK's
+// layouts have no eventThread or stackTrace where the event API writes
+// them. The rest are ordinary events.
 
 type runtimeMetric struct {
 	event.Instant
@@ -58,13 +27,19 @@ type runtimeMetric struct {
 	Value float64 `label:"Value"`
 }
 
-var (
-	gcEvent      = event.Define[garbageCollection](event.Info{Name: "jdk.GarbageCollection", Label: "Garbage Collection", Description: "A Go GC cycle; duration and pauses are its stop-the-world pauses", Category: []string{"Java Virtual Machine", "GC", "Collector"}})
-	heapEvent    = event.Define[gcHeapSummary](event.Info{Name: "jdk.GCHeapSummary", Label: "Heap Summary", Category: []string{"Java Virtual Machine", "GC", "Heap"}})
-	cpuEvent     = event.Define[cpuLoad](event.Info{Name: "jdk.CPULoad", Label: "CPU Load", Description: "Process and machine CPU use", Category: []string{"Operating System", "Processor"}})
-	threadsEvent = event.Define[threadStatistics](event.Info{Name: "jdk.JavaThreadStatistics", Label: "Java Thread Statistics", Description: "Goroutine counts", Category: []string{"Java Application", "Statistics"}})
-	metricEvent  = event.Define[runtimeMetric](event.Info{Name: "go.RuntimeMetric", Label: "Go Runtime Metric", Description: "A runtime/metrics sample", Category: []string{"Go", "Runtime"}})
-)
+var metricEvent = event.Define[runtimeMetric](event.Info{Name: "go.RuntimeMetric", Label: "Go Runtime Metric", Description: "A runtime/metrics sample", Category: []string{"Go", "Runtime"}})
+
+// jdkRecord is an event in the layout of its JDK type (spec.JDKEvent(name)):
+// the values of its fields in order. Pool references carry no class
+// (jfr.RefValue(nil, key)): the chunk's metadata gives it.
+type jdkRecord struct {
+	name string
+	vals []jfr.Value
+}
+
+// The JDK types the runtime events write, written by the chunk builder
+// besides the records of the program's events.
+var runtimeTypeNames = []string{"jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.GCHeapSummary", "jdk.CPULoad", "jdk.JavaThreadStatistics"}
 
 type cpuSample struct {
 	ticks int64
@@ -78,10 +53,14 @@ type runtimeEvents struct {
 	done chan struct{}
 
 	periods map[string]time.Duration
+	enabled map[string]bool
+	pending []jdkRecord // since the last chunk
 
-	profiling bool
-	prof      bytes.Buffer
-	profStart int64
+	// CPU samples, taken while jdk.ExecutionSample is enabled.
+	sampler       *cpuSampler
+	samplerPeriod time.Duration
+	samplerStatus string // what jdk.ActiveSetting says of the sampler
+	samples       []cpuSample
 
 	lastGC      uint32
 	lastForced  uint32
@@ -94,7 +73,7 @@ type runtimeEvents struct {
 }
 
 func startRuntimeEvents(ss *session) *runtimeEvents {
-	rt := &runtimeEvents{ss: ss, stop: make(chan struct{}), done: make(chan struct{}), periods: map[string]time.Duration{}}
+	rt := &runtimeEvents{ss: ss, stop: make(chan struct{}), done: make(chan struct{}), periods: map[string]time.Duration{}, enabled: map[string]bool{}}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rt.lastGC, rt.lastForced, rt.lastGoal = ms.NumGC, ms.NumForcedGC, ms.NextGC
@@ -110,10 +89,7 @@ func (rt *runtimeEvents) close() {
 	close(rt.stop)
 	<-rt.done
 	rt.mu.Lock()
-	if rt.profiling {
-		pprof.StopCPUProfile()
-		rt.profiling = false
-	}
+	rt.stopSampler()
 	rt.mu.Unlock()
 }
 
@@ -121,65 +97,69 @@ func (rt *runtimeEvents) setPeriods(m map[string]resolved) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	clear(rt.periods)
+	clear(rt.enabled)
+	for _, n := range runtimeTypeNames {
+		_, rt.enabled[n] = m[n]
+	}
 	for _, n := range []string{"jdk.CPULoad", "jdk.JavaThreadStatistics", "go.RuntimeMetric", "jdk.ExecutionSample"} {
 		if v, ok := m[n]; ok {
 			rt.periods[n] = max(v.period, 10*time.Millisecond)
 		}
 	}
-	_, want := rt.periods["jdk.ExecutionSample"]
-	if want && !rt.profiling {
-		rt.startProfile()
-	} else if !want && rt.profiling {
-		pprof.StopCPUProfile()
-		rt.profiling = false
-	}
-}
-
-// startProfile starts the Go CPU profiler (100 Hz); it fails, and no
-// samples are recorded, if the program profiles the CPU itself.
-func (rt *runtimeEvents) startProfile() {
-	rt.prof.Reset()
-	rt.profStart = clock.Now()
-	rt.profiling = pprof.StartCPUProfile(&rt.prof) == nil
-}
-
-// minProfile is the shortest profile takeSamples ends unless forced:
-// restarting the profiler costs about 1.5 MB of allocation, and a busy
-// recording may cut a chunk every 20 ms.
-const minProfile = time.Second
-
-// takeSamples restarts the CPU profiler and returns the samples of the
-// profile it ends, spread evenly over its time (the profile does not keep
-// sample times). Unless forced, it leaves a profile younger than
-// minProfile running and returns nothing: its samples go to a later chunk.
-func (rt *runtimeEvents) takeSamples(force bool) []cpuSample {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if !rt.profiling {
-		return nil
-	}
-	if !force && clock.Now()-rt.profStart < int64(float64(minProfile)*float64(clock.TicksPerSecond())/1e9) {
-		return nil
-	}
-	pprof.StopCPUProfile()
-	end := clock.Now()
-	stacks, _ := parseCPUProfile(rt.prof.Bytes())
-	start := rt.profStart
-	rt.startProfile()
-	var out []cpuSample
-	total := 0
-	for _, s := range stacks {
-		total += s.count
-	}
-	i := 0
-	for _, s := range stacks {
-		for range s.count {
-			t := start + (end-start)*int64(2*i+1)/int64(2*total)
-			out = append(out, cpuSample{ticks: t, pcs: s.pcs})
-			i++
+	period, want := rt.periods["jdk.ExecutionSample"]
+	switch {
+	case !want:
+		rt.stopSampler()
+	case rt.sampler == nil || period != rt.samplerPeriod:
+		rt.stopSampler()
+		rt.samplerPeriod = period
+		var err error
+		if rt.sampler, err = startCPUSampler(period); err != nil {
+			rt.samplerStatus = "no CPU samples: " + err.Error()
 		}
 	}
-	return out
+}
+
+// startCPUSampler is newCPUSampler; a test makes it fail.
+var startCPUSampler = newCPUSampler
+
+func (rt *runtimeEvents) stopSampler() {
+	if rt.sampler != nil {
+		rt.sampler.close()
+		rt.sampler = nil
+	}
+	rt.samplerStatus = ""
+}
+
+// maxSamples bounds the CPU samples kept between two chunks; past it they
+// are counted lost.
+const maxSamples = 1 << 16
+
+// readSamples moves the samples the sampler has taken into rt.samples;
+// rt.mu is held.
+func (rt *runtimeEvents) readSamples() {
+	if rt.sampler == nil {
+		return
+	}
+	n := len(rt.samples)
+	rt.samples = rt.sampler.read(rt.samples)
+	if len(rt.samples) > maxSamples {
+		rt.sampler.lost += uint64(len(rt.samples) - max(n, maxSamples))
+		rt.samples = rt.samples[:max(n, maxSamples)]
+	}
+	rt.samplerStatus = rt.sampler.describe()
+}
+
+// take returns the runtime records and the CPU samples taken since the
+// last call, and what to say of the sampler (empty when no samples are
+// wanted).
+func (rt *runtimeEvents) take() ([]cpuSample, []jdkRecord, string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.readSamples()
+	recs, samples := rt.pending, rt.samples
+	rt.pending, rt.samples = nil, nil
+	return samples, recs, rt.samplerStatus
 }
 
 // armGC sets a finalizer that runs after the next GC and re-arms itself.
@@ -202,43 +182,50 @@ func (rt *runtimeEvents) onGC() {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	live := readMetric("/gc/heap/live:bytes")
+	heap := jfr.StructValue(nil, jfr.IntValue(jfr.KindLong, 0), jfr.IntValue(jfr.KindLong, 0),
+		jfr.IntValue(jfr.KindLong, int64(ms.HeapSys-ms.HeapReleased)), jfr.IntValue(jfr.KindLong, 0), jfr.IntValue(jfr.KindLong, int64(ms.HeapSys)))
+	tps := clock.TicksPerSecond()
 	for id := rt.lastGC + 1; id <= ms.NumGC && id > rt.lastGC; id++ {
 		if ms.NumGC-id >= 256 {
 			continue
 		}
 		i := (id + 255) % 256
-		pause := int64(ms.PauseNs[i])
-		end := time.Unix(0, int64(ms.PauseEnd[i]))
-		// Convert the wall time to the monotonic clock via now.
-		now := time.Now()
-		endMono := now.Add(-now.Sub(end))
-		cause := "Heap Goal"
+		pause := int64(ms.PauseNs[i]) * tps / 1e9
+		end := clock.TicksAt(int64(ms.PauseEnd[i]))
+		start := end - pause
+		cause := uint64(spec.GCCauseHeapTarget)
 		if ms.NumForcedGC > rt.lastForced {
-			cause = "System.gc()"
+			cause = spec.GCCauseSystemGC
 		}
-		var before gcHeapSummary
-		heapEvent.Begin(&before)
-		if before.ShouldCommit() {
-			before.GcID, before.When, before.HeapUsed = id, "Before GC", int64(rt.lastGoal)
-			before.SetTime(endMono.Add(-time.Duration(pause)))
+		gcID := jfr.IntValue(jfr.KindInt, int64(id))
+		if rt.enabled["jdk.GCHeapSummary"] {
+			rt.add("jdk.GCHeapSummary", jfr.IntValue(jfr.KindLong, start), gcID, jfr.RefValue(nil, spec.GCBefore), heap,
+				jfr.IntValue(jfr.KindLong, int64(rt.lastGoal)))
 		}
-		before.Commit()
-		var gc garbageCollection
-		gcEvent.Begin(&gc)
-		gc.SetTimes(endMono.Add(-time.Duration(pause)), endMono)
-		if gc.ShouldCommit() {
-			gc.GcID, gc.Name, gc.Cause, gc.SumOfPauses, gc.LongestPause = id, "Go concurrent mark-sweep", cause, pause, pause
+		if rt.enabled["jdk.GarbageCollection"] {
+			rt.add("jdk.GarbageCollection", jfr.IntValue(jfr.KindLong, start), jfr.IntValue(jfr.KindLong, pause), gcID,
+				jfr.RefValue(nil, spec.GCNameGo), jfr.RefValue(nil, cause), jfr.IntValue(jfr.KindLong, pause), jfr.IntValue(jfr.KindLong, pause))
 		}
-		gc.Commit()
-		var after gcHeapSummary
-		heapEvent.Begin(&after)
-		if after.ShouldCommit() {
-			after.GcID, after.When, after.HeapUsed = id, "After GC", int64(live)
-			after.SetTime(endMono)
+		if rt.enabled["jdk.GCPhasePause"] {
+			rt.add("jdk.GCPhasePause", jfr.IntValue(jfr.KindLong, start), jfr.IntValue(jfr.KindLong, pause), jfr.RefValue(nil, 0), gcID,
+				jfr.StringValue("GC Pause"))
 		}
-		after.Commit()
+		if rt.enabled["jdk.GCHeapSummary"] {
+			rt.add("jdk.GCHeapSummary", jfr.IntValue(jfr.KindLong, end), gcID, jfr.RefValue(nil, spec.GCAfter), heap,
+				jfr.IntValue(jfr.KindLong, int64(live)))
+		}
 	}
 	rt.lastGC, rt.lastForced, rt.lastGoal = ms.NumGC, ms.NumForcedGC, ms.NextGC
+}
+
+// maxPending bounds the runtime records kept between two chunks.
+const maxPending = 1 << 16
+
+// add notes a record for the next chunk; rt.mu is held.
+func (rt *runtimeEvents) add(name string, vals ...jfr.Value) {
+	if len(rt.pending) < maxPending {
+		rt.pending = append(rt.pending, jdkRecord{name, vals})
+	}
 }
 
 func readMetric(name string) uint64 {
@@ -267,6 +254,8 @@ func (rt *runtimeEvents) loop() {
 			return
 		case now := <-tick.C:
 			rt.mu.Lock()
+			// Drained every tick: a ring holds a few seconds.
+			rt.readSamples()
 			due := map[string]bool{}
 			for n, p := range rt.periods {
 				if now.Sub(last[n]) >= p {
@@ -281,12 +270,11 @@ func (rt *runtimeEvents) loop() {
 			if due["jdk.JavaThreadStatistics"] {
 				n := int64(runtime.NumGoroutine())
 				rt.peak = max(rt.peak, n)
-				var ev threadStatistics
-				threadsEvent.Begin(&ev)
-				if ev.ShouldCommit() {
-					ev.ActiveCount, ev.PeakCount, ev.AccumulatedCount = n, rt.peak, int64(readMetric("/sched/goroutines-created:goroutines"))
-				}
-				ev.Commit()
+				rt.mu.Lock()
+				rt.add("jdk.JavaThreadStatistics", jfr.IntValue(jfr.KindLong, clock.Now()), jfr.IntValue(jfr.KindLong, n),
+					jfr.IntValue(jfr.KindLong, 0), jfr.IntValue(jfr.KindLong, int64(readMetric("/sched/goroutines-created:goroutines"))),
+					jfr.IntValue(jfr.KindLong, rt.peak))
+				rt.mu.Unlock()
 			}
 			if due["go.RuntimeMetric"] && metricEvent.Enabled() {
 				metrics.Read(samples)
@@ -316,27 +304,20 @@ func (rt *runtimeEvents) cpuLoad(now time.Time) {
 		return
 	}
 	ncpu := float64(runtime.NumCPU())
-	var ev cpuLoad
-	cpuEvent.Begin(&ev)
-	if ev.ShouldCommit() {
-		ev.JvmUser = float32(float64(user-rt.lastUser) / float64(wall) / ncpu)
-		ev.JvmSystem = float32(float64(sys-rt.lastSys) / float64(wall) / ncpu)
-		if busy, total := mach[0]-rt.lastMachine[0], mach[1]-rt.lastMachine[1]; total > 0 {
-			ev.MachineTotal = float32(float64(busy) / float64(total))
-		} else {
-			ev.MachineTotal = ev.JvmUser + ev.JvmSystem
-		}
+	jvmUser := float64(user-rt.lastUser) / float64(wall) / ncpu
+	jvmSystem := float64(sys-rt.lastSys) / float64(wall) / ncpu
+	machine := jvmUser + jvmSystem
+	if busy, total := mach[0]-rt.lastMachine[0], mach[1]-rt.lastMachine[1]; total > 0 {
+		// As HotSpot does: /proc/stat's jiffies and getrusage disagree a
+		// little, and a machine busy less than the process reads as
+		// "other processes: -1 %".
+		machine = max(float64(busy)/float64(total), jvmUser+jvmSystem)
 	}
-	ev.Commit()
+	rt.mu.Lock()
+	rt.add("jdk.CPULoad", jfr.IntValue(jfr.KindLong, clock.Now()), jfr.FloatValue(jfr.KindFloat, jvmUser),
+		jfr.FloatValue(jfr.KindFloat, jvmSystem), jfr.FloatValue(jfr.KindFloat, machine))
+	rt.mu.Unlock()
 	rt.lastCPU, rt.lastUser, rt.lastSys, rt.lastMachine = now, user, sys, mach
-}
-
-func processCPU() (user, sys time.Duration) {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0, 0
-	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // machineCPU returns busy and total jiffies from /proc/stat (zeros where it
@@ -357,158 +338,4 @@ func machineCPU() [2]uint64 {
 		}
 	}
 	return [2]uint64{busy, total}
-}
-
-type profStack struct {
-	count int
-	pcs   []uintptr
-}
-
-// parseCPUProfile reads the samples of a gzipped pprof profile: each
-// sample's count (its first value) and its locations' addresses.
-func parseCPUProfile(gz []byte) ([]profStack, error) {
-	if len(gz) == 0 {
-		return nil, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, err
-	}
-	type sample struct {
-		locs  []uint64
-		count int64
-	}
-	var samples []sample
-	addr := map[uint64]uint64{}
-	err = protoFields(data, func(num int, v uint64, b []byte) error {
-		switch num {
-		case 2: // Sample
-			var s sample
-			first := true
-			err := protoFields(b, func(num int, v uint64, b []byte) error {
-				switch num {
-				case 1:
-					if b != nil {
-						s.locs = appendPacked(s.locs, b)
-					} else {
-						s.locs = append(s.locs, v)
-					}
-				case 2:
-					if first {
-						if b != nil {
-							vals := appendPacked(nil, b)
-							if len(vals) > 0 {
-								s.count = int64(vals[0])
-							}
-						} else {
-							s.count = int64(v)
-						}
-						first = false
-					}
-				}
-				return nil
-			})
-			samples = append(samples, s)
-			return err
-		case 4: // Location
-			var id, a uint64
-			err := protoFields(b, func(num int, v uint64, b []byte) error {
-				switch num {
-				case 1:
-					id = v
-				case 3:
-					a = v
-				}
-				return nil
-			})
-			addr[id] = a
-			return err
-		}
-		return nil
-	})
-	var out []profStack
-	for _, s := range samples {
-		ps := profStack{count: int(s.count)}
-		for _, l := range s.locs {
-			if len(ps.pcs) < 64 {
-				ps.pcs = append(ps.pcs, uintptr(addr[l]))
-			}
-		}
-		out = append(out, ps)
-	}
-	return out, err
-}
-
-func appendPacked(dst []uint64, b []byte) []uint64 {
-	for len(b) > 0 {
-		v, n := uvarint(b)
-		if n == 0 {
-			break
-		}
-		dst = append(dst, v)
-		b = b[n:]
-	}
-	return dst
-}
-
-func uvarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			return v, i + 1
-		}
-	}
-	return 0, 0
-}
-
-// protoFields calls fn for each field of a protobuf message: varints with
-// v, length-delimited fields with b.
-func protoFields(data []byte, fn func(num int, v uint64, b []byte) error) error {
-	for len(data) > 0 {
-		key, n := uvarint(data)
-		if n == 0 {
-			return io.ErrUnexpectedEOF
-		}
-		data = data[n:]
-		num, typ := int(key>>3), key&7
-		switch typ {
-		case 0:
-			v, n := uvarint(data)
-			if n == 0 {
-				return io.ErrUnexpectedEOF
-			}
-			data = data[n:]
-			if err := fn(num, v, nil); err != nil {
-				return err
-			}
-		case 1:
-			if len(data) < 8 {
-				return io.ErrUnexpectedEOF
-			}
-			data = data[8:]
-		case 2:
-			l, n := uvarint(data)
-			if n == 0 || uint64(len(data)-n) < l {
-				return io.ErrUnexpectedEOF
-			}
-			b := data[n : n+int(l)]
-			data = data[n+int(l):]
-			if err := fn(num, 0, b); err != nil {
-				return err
-			}
-		case 5:
-			if len(data) < 4 {
-				return io.ErrUnexpectedEOF
-			}
-			data = data[4:]
-		default:
-			return io.ErrUnexpectedEOF
-		}
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -10,7 +11,6 @@ import (
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
 	"github.com/flightrec/flightrec/internal/pin"
-	"github.com/flightrec/flightrec/jfr"
 )
 
 // Buffers of a session: minBuffers (10 MiB of events, JFR's default
@@ -40,8 +40,9 @@ type session struct {
 	tps        int64
 	stop       chan struct{}
 	done       chan struct{}
-	flushReq   chan chan struct{}
+	flushReq   chan flushReq
 	chunkStart int64
+	chunkClock clock.Calibration // taken at chunkStart, for its header
 	chunk      *chunkBuilder
 	runtime    *runtimeEvents
 }
@@ -63,10 +64,11 @@ func (ss *session) add(r *Recording) {
 		}
 		ss.s = batch.NewSession(bufferCount())
 		ss.chunkStart = clock.Now()
+		ss.chunkClock = clock.Recalibrate()
 		ss.chunk = newChunkBuilder(ss)
 		ss.stop = make(chan struct{})
 		ss.done = make(chan struct{})
-		ss.flushReq = make(chan chan struct{})
+		ss.flushReq = make(chan flushReq)
 		batch.Activate(ss.s)
 		batch.OnRegister(func(d *batch.Desc) {
 			ss.mu.Lock()
@@ -80,14 +82,14 @@ func (ss *session) add(r *Recording) {
 	ss.applySettings()
 	if !first {
 		// The recording's first chunk starts now.
-		ss.flushNow()
+		ss.cutNow()
 	}
 }
 
 func (ss *session) remove(r *Recording) {
 	ss.life.Lock()
 	defer ss.life.Unlock()
-	ss.flushNow()
+	ss.cutNow()
 	ss.mu.Lock()
 	i := slices.Index(ss.recordings, r)
 	if i < 0 {
@@ -173,11 +175,28 @@ func (ss *session) applyTo(d *batch.Desc, m map[string]resolved) {
 	d.Stack.Store(v.stack)
 	d.Threshold.Store(int64(float64(v.threshold) * float64(ss.tps) / 1e9))
 	d.Period.Store(int64(v.period))
-	d.On.Store(ok && v.enabled)
+	d.On.Store(ok && v.enabled && declarable(d) == nil)
 }
 
-// flushNow cuts a chunk and waits until the recordings have it.
-func (ss *session) flushNow() {
+// flushInterval is how often the flusher writes what the buffers hold
+// into the chunk being written (a flushpoint), as the JDK does.
+const flushInterval = time.Second
+
+// flushReq asks the flusher for a flushpoint, closing the chunk after it
+// if cut is set; ack is closed once the recordings have it.
+type flushReq struct {
+	cut bool
+	ack chan struct{}
+}
+
+// flushNow writes a flushpoint and waits until the recordings have it.
+func (ss *session) flushNow() { ss.request(false) }
+
+// cutNow ends the chunk being written and waits until the recordings have
+// it: a recording that starts or stops needs a chunk boundary.
+func (ss *session) cutNow() { ss.request(true) }
+
+func (ss *session) request(cut bool) {
 	ss.mu.Lock()
 	req := ss.flushReq
 	done := ss.done
@@ -187,24 +206,24 @@ func (ss *session) flushNow() {
 	}
 	ack := make(chan struct{})
 	select {
-	case req <- ack:
+	case req <- flushReq{cut: cut, ack: ack}:
 		<-ack
 	case <-done:
 	}
 }
 
-// flusher gathers the full buffers into the chunk being built, which
-// writes their records in place, when the emitters signal a batch of them
-// (batch.Session.Wake), and cuts a chunk every maxChunkAge, when
-// the gathered records reach maxChunkSize or hold a third of the buffers,
-// on request, and when stopped. At a cut it copies what the buffers still
-// being filled hold. A cut chunk is encoded and delivered by chunkWriter,
-// which then recycles its buffers, so the flusher goes on gathering
-// meanwhile.
-func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}, flushReq chan chan struct{}) {
+// flusher gathers the full buffers, which the chunk being written takes in
+// place, when the emitters signal a batch of them (batch.Session.Wake),
+// and writes them as a flushpoint every flushInterval, when they reach
+// maxChunkSize or hold a third of the buffers, on request, and when
+// stopped; at each it copies what the buffers still being filled hold.
+// chunkWriter encodes and delivers each flush, cutting the chunk once it
+// reaches maxChunkSize or maxChunkAge, and then recycles the buffers, so
+// the flusher goes on gathering meanwhile.
+func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}, requests chan flushReq) {
 	defer close(done)
 	age, size := ss.chunkLimits()
-	tick := time.NewTicker(age)
+	tick := time.NewTicker(min(age, flushInterval))
 	defer tick.Stop()
 	// Two gatherings alternate: one filling here, one being written. Each
 	// holds at most a third of the buffers, so the emitters have a third.
@@ -226,17 +245,15 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 			return
 		}
 	}
-	// A forced cut (on age, on request, at the stop) takes the CPU
-	// samples so far; a cut on size leaves a young profile running.
-	cut := func(ack chan struct{}, force bool) {
+	flush := func(req flushReq) {
 		drain()
 		s.Live(cur.copyLive)
-		jobs <- ss.prepareChunk(s, cur, ack, force)
+		jobs <- ss.prepareChunk(s, cur, req)
 		// Take the other gathering back: this waits only while the
-		// previous chunk is still being written.
+		// previous flush is still being written.
 		cur = <-spare
 		age, size = ss.chunkLimits()
-		tick.Reset(age)
+		tick.Reset(min(age, flushInterval))
 	}
 	defer func() {
 		close(jobs)
@@ -247,14 +264,14 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		case <-s.Wake:
 			drain()
 			if cur.size >= size || len(cur.held) >= holdLimit {
-				cut(nil, false)
+				flush(flushReq{})
 			}
 		case <-tick.C:
-			cut(nil, true)
-		case ack := <-flushReq:
-			cut(ack, true)
+			flush(flushReq{})
+		case req := <-requests:
+			flush(req)
 		case <-stop:
-			cut(nil, true)
+			flush(flushReq{cut: true})
 			s.Release()
 			return
 		}
@@ -272,7 +289,7 @@ type gathered struct {
 	threads   []uint64
 	stacks    []uintptr
 	strs      []uint64  // keys of pooled strings
-	funcs     []uintptr // entry PCs of Func fields
+	funcs     []uintptr // ids of Func fields (batch.FuncID)
 	seenGs    map[uint64]struct{}
 	seenStack map[uint64]struct{}
 	seenStr   map[uint64]struct{}
@@ -352,31 +369,35 @@ func (g *gathered) reset(s *batch.Session) {
 	clear(g.seenStr)
 }
 
-// chunkJob is a cut chunk waiting to be encoded and delivered.
+// chunkJob is a flush waiting to be encoded and delivered.
 type chunkJob struct {
-	in  chunkInput
-	ack chan struct{} // closed once delivered, if not nil
+	in      chunkInput
+	req     flushReq
+	maxAge  time.Duration
+	maxSize int64
 }
 
-// chunkWriter encodes and delivers cut chunks in order, handing each
+// chunkWriter encodes and delivers flushes in order, handing each
 // gathering back through spare once written.
 func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare chan<- *gathered, written chan<- struct{}) {
 	defer close(written)
 	for j := range jobs {
-		ss.writeChunk(cb, j.in)
+		ss.writeFlush(cb, j)
 		batch.SweepNames()
 		j.in.recs.reset(j.in.dropped)
 		spare <- j.in.recs
-		if j.ack != nil {
-			close(j.ack)
+		if j.req.ack != nil {
+			close(j.req.ack)
 		}
 	}
 }
 
+// chunkLimits returns the smallest maximum chunk age and size of the
+// recordings.
 func (ss *session) chunkLimits() (time.Duration, int64) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	age, size := time.Second, int64(12<<20)
+	age, size := time.Duration(math.MaxInt64), int64(defaultMaxChunkSize)
 	for _, r := range ss.recordings {
 		age = min(age, r.cfg.maxChunkAge)
 		size = min(size, r.cfg.maxChunkSize)
@@ -384,44 +405,56 @@ func (ss *session) chunkLimits() (time.Duration, int64) {
 	return age, size
 }
 
-// prepareChunk ends the current chunk now: it takes what the chunk holds
-// besides the gathered records (recordings, settings, CPU samples).
-func (ss *session) prepareChunk(s *batch.Session, recs *gathered, ack chan struct{}, force bool) chunkJob {
+// prepareChunk takes what a flush holds besides the gathered records
+// (recordings, settings, CPU samples).
+func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq) chunkJob {
 	end := clock.Now()
 	ss.mu.Lock()
 	recordings := slices.Clone(ss.recordings)
-	start := ss.chunkStart
+	start, startClock := ss.chunkStart, ss.chunkClock
 	ss.chunkStart = end
+	ss.chunkClock = clock.Recalibrate()
 	merged := ss.merged()
+	// remove clears runtime under mu while this goroutine flushes.
+	rt := ss.runtime
 	ss.mu.Unlock()
 	var samples []cpuSample
-	if ss.runtime != nil {
-		samples = ss.runtime.takeSamples(force)
+	var runtimeRecs []jdkRecord
+	var sampler string
+	if rt != nil {
+		samples, runtimeRecs, sampler = rt.take()
 	}
+	age, size := ss.chunkLimits()
 	return chunkJob{in: chunkInput{
-		start: start, end: end, recs: recs, recordings: recordings, settings: merged,
-		samples: samples, dropped: s,
-	}, ack: ack}
+		start: start, end: end, clock: startClock, recs: recs, recordings: recordings, settings: merged,
+		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s,
+	}, req: req, maxAge: age, maxSize: size}
 }
 
-// writeChunk writes the gathered records and the recorder's own events as
-// one chunk and delivers it to every recording.
-func (ss *session) writeChunk(cb *chunkBuilder, in chunkInput) {
-	parts, err := cb.build(in)
+// writeFlush writes a flush into the chunk being written and delivers it
+// to every recording, cutting the chunk after it when asked or when the
+// chunk reaches its maximum size or age.
+func (ss *session) writeFlush(cb *chunkBuilder, j chunkJob) {
+	in := j.in
+	cut := j.req.cut
+	if cb.chunk.open {
+		age := time.Duration(float64(in.end-cb.chunk.start) * 1e9 / float64(ss.tps))
+		if age >= j.maxAge || (cb.w != nil && cb.w.ChunkSize()+in.recs.size >= j.maxSize) {
+			cut = true
+		}
+	} else if j.maxAge <= time.Duration(float64(in.end-in.start)*1e9/float64(ss.tps)) || in.recs.size >= j.maxSize {
+		cut = true
+	}
+	wall := time.Unix(0, ss.anchor.UnixNanos+int64(float64(in.end-ss.anchor.Ticks)*1e9/float64(ss.tps)))
+	err := cb.flush(in, cut, func(seg segment) {
+		for _, r := range in.recordings {
+			r.deliver(seg, wall)
+		}
+	})
 	if err != nil {
 		for _, r := range in.recordings {
-			r.mu.Lock()
-			if r.err == nil {
-				r.err = err
-			}
-			r.mu.Unlock()
+			r.fail(err)
 		}
-		return
-	}
-	end := in.end
-	wall := time.Unix(0, ss.anchor.UnixNanos+int64(float64(end-ss.anchor.Ticks)*1e9/float64(ss.tps)))
-	for _, r := range in.recordings {
-		r.deliver(parts, wall)
 	}
 }
 
@@ -432,5 +465,3 @@ func goroutineThread(g uint64) (name, group string) {
 	}
 	return "", ""
 }
-
-var _ = jfr.HeaderSize

@@ -2,9 +2,11 @@ package recorder
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +22,7 @@ type Setting struct {
 }
 
 // Settings maps event type names to their settings. The name "*" applies
-// to every type not named.
+// to every type not named (see Merge for how it layers on a preset).
 type Settings map[string]Setting
 
 // Bool and Duration make the pointers of a Setting.
@@ -30,14 +32,14 @@ func Bool(b bool) *bool { return &b }
 func Duration(d time.Duration) *time.Duration { return &d }
 
 // Preset returns the settings "default" (cheap enough to leave on: no
-// stack traces on custom events, CPU samples every 20 ms) or "profile"
-// (stack traces on custom events, CPU samples every 10 ms, runtime metrics
-// every 500 ms).
+// stack traces on custom events, no CPU samples) or "profile" (stack
+// traces on custom events, CPU samples every 10 ms of a thread's CPU time,
+// runtime metrics every 500 ms).
 func Preset(name string) (Settings, error) {
 	switch name {
 	case "default":
 		return Settings{
-			"jdk.ExecutionSample":      {Enabled: Bool(true), Period: Duration(20 * time.Millisecond)},
+			"jdk.ExecutionSample":      {Enabled: Bool(false), Period: Duration(20 * time.Millisecond)},
 			"jdk.CPULoad":              {Enabled: Bool(true), Period: Duration(time.Second)},
 			"jdk.JavaThreadStatistics": {Enabled: Bool(true), Period: Duration(time.Second)},
 			"go.RuntimeMetric":         {Enabled: Bool(true), Period: Duration(time.Second)},
@@ -57,29 +59,74 @@ func Preset(name string) (Settings, error) {
 	return nil, fmt.Errorf("recorder: unknown preset %q (want default or profile)", name)
 }
 
-// Merge returns s with the fields set in o replacing s's.
+// Merge returns s with the fields set in o replacing s's. o's "*" is
+// about every type o does not name, so its fields replace those of every
+// type s names too (the runtime events of the preset "default", say),
+// but jdk.DataLoss: lost events are recorded unless o names it. o's named
+// types then replace that.
 func (s Settings) Merge(o Settings) Settings {
 	out := maps.Clone(s)
 	if out == nil {
 		out = Settings{}
 	}
+	if all, ok := o["*"]; ok {
+		for name, cur := range out {
+			if name != "jdk.DataLoss" {
+				out[name] = cur.with(all)
+			}
+		}
+	}
 	for name, v := range o {
-		cur := out[name]
-		if v.Enabled != nil {
-			cur.Enabled = v.Enabled
-		}
-		if v.Threshold != nil {
-			cur.Threshold = v.Threshold
-		}
-		if v.StackTrace != nil {
-			cur.StackTrace = v.StackTrace
-		}
-		if v.Period != nil {
-			cur.Period = v.Period
-		}
-		out[name] = cur
+		out[name] = out[name].with(v)
 	}
 	return out
+}
+
+// with returns st with the fields set in v replacing its own.
+func (st Setting) with(v Setting) Setting {
+	if v.Enabled != nil {
+		st.Enabled = v.Enabled
+	}
+	if v.Threshold != nil {
+		st.Threshold = v.Threshold
+	}
+	if v.StackTrace != nil {
+		st.StackTrace = v.StackTrace
+	}
+	if v.Period != nil {
+		st.Period = v.Period
+	}
+	return st
+}
+
+// check returns an error for a negative threshold or period.
+func (s Settings) check() error {
+	for _, name := range slices.Sorted(maps.Keys(s)) {
+		st := s[name]
+		if st.Threshold != nil && *st.Threshold < 0 {
+			return fmt.Errorf("recorder: settings of %s: negative threshold %v", name, *st.Threshold)
+		}
+		if st.Period != nil && *st.Period < 0 {
+			return fmt.Errorf("recorder: settings of %s: negative period %v", name, *st.Period)
+		}
+	}
+	return nil
+}
+
+// check returns an error for an option out of its range, which Start
+// reports rather than quietly replacing.
+func (c *config) check() error {
+	switch {
+	case c.maxSize < 0:
+		return fmt.Errorf("recorder: WithRing: negative maximum size %d", c.maxSize)
+	case c.maxAge < 0:
+		return fmt.Errorf("recorder: WithRing: negative maximum age %v", c.maxAge)
+	case c.maxChunkSize < 0:
+		return fmt.Errorf("recorder: WithMaxChunkSize: %d bytes, want a positive size (or 0: the default)", c.maxChunkSize)
+	case c.maxChunkAge < 0:
+		return fmt.Errorf("recorder: WithMaxChunkAge: %v, want a positive age (or 0: the default)", c.maxChunkAge)
+	}
+	return c.settings.check()
 }
 
 // ParseJFC reads settings from a JFR configuration (.jfc) file:
@@ -104,8 +151,14 @@ func ParseJFC(r io.Reader) (Settings, error) {
 			} `xml:"setting"`
 		} `xml:"event"`
 	}
-	if err := xml.NewDecoder(r).Decode(&doc); err != nil {
+	dec := xml.NewDecoder(r)
+	root, err := rootElement(dec)
+	if err != nil {
 		return nil, fmt.Errorf("recorder: settings file: %w", err)
+	}
+	if err := dec.DecodeElement(&doc, &root); err != nil {
+		line, col := dec.InputPos()
+		return nil, fmt.Errorf("recorder: settings file: line %d, column %d: %w", line, col, err)
 	}
 	out := Settings{}
 	for _, e := range doc.Events {
@@ -138,6 +191,35 @@ func ParseJFC(r io.Reader) (Settings, error) {
 		out[e.Name] = st
 	}
 	return out, nil
+}
+
+// rootElement reads up to the .jfc file's root element, <configuration>,
+// and returns it; or an error that says what came instead, and where.
+func rootElement(dec *xml.Decoder) (xml.StartElement, error) {
+	for {
+		line, col := dec.InputPos()
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return xml.StartElement{}, errors.New("no <configuration> element: the input is empty or not a .jfc (XML) file")
+		}
+		if err != nil {
+			return xml.StartElement{}, fmt.Errorf("want a .jfc (XML) file with a <configuration> element: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if t.Name.Local != "configuration" {
+				return xml.StartElement{}, fmt.Errorf("line %d, column %d: root element <%s>, want <configuration>", line, col, t.Name.Local)
+			}
+			return t, nil
+		case xml.CharData:
+			if text := strings.TrimSpace(string(t)); text != "" {
+				if len(text) > 20 {
+					text = text[:20] + "..."
+				}
+				return xml.StartElement{}, fmt.Errorf("line %d, column %d: text %q where the <configuration> element should start: not a .jfc (XML) file", line, col, text)
+			}
+		}
+	}
 }
 
 func parseJFRDuration(s string) (time.Duration, error) {

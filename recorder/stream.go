@@ -95,7 +95,7 @@ func (s *Stream) Start() error {
 	s.free = make(chan []byte, streamBacklog+1)
 	s.done = make(chan struct{})
 	opts := append([]Option{WithName("stream")}, s.opts...)
-	opts = append(opts, optionFunc(func(c *config) { c.sink = s.deliver }))
+	opts = append([]Option{withChunkSink(s.deliver)}, opts...)
 	rec, err := Start(opts...)
 	if err != nil {
 		return err
@@ -125,33 +125,28 @@ func (s *Stream) Close() error {
 	return err
 }
 
-// deliver runs on the recorder's chunk writer: it must not wait. It
-// copies the chunk into a buffer the stream has done with, if any: a new
-// chunk-sized buffer for every chunk costs the emitters the collector's
-// time.
-func (s *Stream) deliver(parts [][]byte, size int64) {
+// deliver runs on the recorder's chunk writer: it must not wait. It takes
+// the chunk and gives the collector a buffer the stream has done with, if
+// any: a new chunk-sized buffer for every chunk costs the emitters the
+// collector's time.
+func (s *Stream) deliver(chunk []byte) []byte {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	if s.closed {
-		return
+		return chunk
 	}
-	if len(s.chunks) == cap(s.chunks) {
-		s.dropped.Add(1)
-		return
-	}
-	var buf []byte
 	select {
-	case buf = <-s.free:
+	case s.chunks <- chunk:
 	default:
+		s.dropped.Add(1)
+		return chunk
 	}
-	if int64(cap(buf)) < size {
-		buf = make([]byte, 0, size)
+	select {
+	case buf := <-s.free:
+		return buf
+	default:
+		return nil
 	}
-	buf = buf[:0]
-	for _, p := range parts {
-		buf = append(buf, p...)
-	}
-	s.chunks <- buf
 }
 
 func (s *Stream) run() {

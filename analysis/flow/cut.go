@@ -19,7 +19,9 @@ import (
 // reference named them <node>.for.<message>, which does not read back as
 // the node), non-causal sends stay in NC spans (the reference made them
 // causal sends), and the header pins the clock with the corrected wall
-// time to the nanosecond (the reference rounded it to the millisecond).
+// time to the nanosecond (the reference rounded it to the millisecond) and
+// says the times are corrected (CorrectedClockLine), so that merging the
+// cut does not estimate offsets again from one trace's messages.
 func Cut(t *Trace, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ func writeCut(t *Trace, evs []*Event, name string) error {
 	if rem < 0 {
 		rem += 1e6
 	}
-	fmt.Fprintf(w, "%d=%d\n", e0.Nano-rem, (e0.Wall-rem)/1e6)
+	fmt.Fprintf(w, "%d=%d\n%s\n", e0.Nano-rem, (e0.Wall-rem)/1e6, CorrectedClockLine)
 	for _, s := range spans {
 		ses := bySpan[s]
 		slices.SortStableFunc(ses, func(a, b *Event) int { return cmp.Compare(int64(a.Seq), int64(b.Seq)) })

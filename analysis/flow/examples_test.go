@@ -2,9 +2,11 @@ package flow
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +40,7 @@ func mergeInputs(t *testing.T, ins []Input) result {
 		})
 		var sb bytes.Buffer
 		st.WriteText(&sb, Reports{true, true, true, true})
-		r.traces, r.stats, r.m = tb.String(), sb.String(), m
+		r.traces, r.stats, r.m = referenceLayout(tb.String()), sb.String(), m
 		done <- out{r, err}
 	}()
 	select {
@@ -51,6 +53,58 @@ func mergeInputs(t *testing.T, ins []Input) result {
 		t.Fatal("merge did not finish in 20 s")
 	}
 	panic("unreachable")
+}
+
+// referenceLayout rewrites a trace log in the reference tool's precision,
+// so it compares with the reference output: times truncated to the ms,
+// wall deltas in whole ms (the reference's column width), and without
+// the duration and unfinished-span lines the reference does not print.
+func referenceLayout(log string) string {
+	var out []string
+	var block []string
+	flush := func() {
+		var ms []int64
+		for _, l := range block {
+			if len(l) > 16 && l[2] == ':' && l[5] == ':' && l[8] == '.' && l[15] == '|' {
+				h, _ := strconv.Atoi(l[0:2])
+				m, _ := strconv.Atoi(l[3:5])
+				sec, _ := strconv.Atoi(l[6:8])
+				frac, _ := strconv.Atoi(l[9:12])
+				ms = append(ms, int64(((h*60+m)*60+sec)*1000+frac))
+			}
+		}
+		maxPos, maxNeg := int64(0), int64(0)
+		for i := 1; i < len(ms); i++ {
+			maxPos, maxNeg = max(maxPos, ms[i]-ms[i-1]), max(maxNeg, ms[i-1]-ms[i])
+		}
+		width := len(strconv.FormatInt(max(maxPos, 10*maxNeg), 10))
+		i := 0
+		for _, l := range block {
+			if len(l) > 16 && l[2] == ':' && l[5] == ':' && l[8] == '.' && l[15] == '|' {
+				rest := l[16:]
+				rest = rest[strings.IndexByte(rest, '|'):]
+				d := strings.Repeat(" ", width+3)
+				if i > 0 {
+					d = fmt.Sprintf("%*d ms", width, ms[i]-ms[i-1])
+				}
+				l = l[:12] + "|" + d + rest
+				i++
+			}
+			out = append(out, l)
+		}
+		block = block[:0]
+	}
+	for _, l := range strings.Split(log, "\n") {
+		if strings.HasPrefix(l, "duration ") || strings.HasSuffix(l, " unfinished spans (open when recording stopped)") {
+			continue
+		}
+		if strings.HasPrefix(l, "TRACE ") {
+			flush()
+		}
+		block = append(block, l)
+	}
+	flush()
+	return strings.Join(out, "\n")
 }
 
 func exampleInputs(t *testing.T, dir string) []Input {
@@ -115,6 +169,35 @@ func replaceLines(t *testing.T, want string, subst ...string) string {
 	return want
 }
 
+// one is the distribution line of a single value v.
+func one(v string) string {
+	return "n 1, mean " + v + ", p50 " + v + ", p90 " + v + ", p99 " + v + ", max " + v
+}
+
+// route is the route line of a transport section.
+func route(unique, total, discarded, ignored, lost, dup int) string {
+	return fmt.Sprintf("%9d unique, %9d total, %5d discarded, %5d ignored, %5d lost, %5d duplicate", unique, total, discarded, ignored, lost, dup)
+}
+
+// withDuration adds the per-tag duration line the reference does not
+// print to a traces report after its wall time delta line.
+func withDuration(t *testing.T, report string, durations ...string) string {
+	t.Helper()
+	lines := strings.Split(report, "\n")
+	var out []string
+	for _, l := range lines {
+		out = append(out, l)
+		if strings.HasPrefix(l, "\tWall time delta ") {
+			if len(durations) == 0 {
+				t.Fatal("more traces tags than durations")
+			}
+			out = append(out, "\tDuration "+one(durations[0]))
+			durations = durations[1:]
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 func diffText(t *testing.T, what, got, want string) {
 	t.Helper()
 	if got == want {
@@ -151,20 +234,28 @@ func TestExample1(t *testing.T) {
 	// Messages: the reference computes latency only when request and
 	// response carry the same tag, and never do they (request
 	// PutKeyValueCommand, response RSP_PutKeyValueCommand), so it prints
-	// "latency unknown" and NaN. The symmetric formula over all messages
-	// between A and B, with each node's own nanoTime:
-	//   A->B: B.Incoming 7001700000 - A.ODStarted 1001200000 = 6000500000
-	//   B->A: A.Incoming 1003100000 - B.ODStarted 7002600000 = -5999500000
-	//   (6000500000 - 5999500000) / 2 = 500000 ns = 500.00 us
-	// (the wall clocks agree: 0.5 ms each way).
-	want := replaceLines(t, section(ref, "MESSAGES"),
-		"A\t<-> B:\tlatency unknown", "A\t<-> B:\tlatency 500.00 us",
-		"B\t<-> A:\tlatency unknown", "B\t<-> A:\tlatency 500.00 us",
-		"Average latency:\t  NaN us", "Average latency:\t500.00 us")
+	// "latency unknown" and NaN. One-way latency per direction and tag,
+	// between the corrected wall clocks (offset 0 here):
+	//   A->B: B.Incoming 22:13:20.001700 - A.ODStarted .001200 = 500 us
+	//   B->A: A.Incoming .003100 - B.ODStarted .002600 = 500 us
+	// Incoming to handle: B 7001850000 - 7001700000 = 150 us; A 100 us.
+	want := "************\n* MESSAGES *\n************\n" +
+		"PutKeyValueCommand\n\tIncoming to handle times:\n\t\tB:\t" + one("150.000 us") + "\n\tTransport:\n" +
+		"\t\tA\t -> B:\t" + route(1, 1, 0, 0, 0, 0) + "\n\t\tA\t -> B:\tlatency " + one("500.000 us") + "\n" +
+		"\t\tMean latency:\t500.000 us\tUnique messages:         1\tTotal messages:         1\n\n" +
+		"RSP_PutKeyValueCommand\n\tIncoming to handle times:\n\t\tA:\t" + one("100.000 us") + "\n\tTransport:\n" +
+		"\t\tB\t -> A:\t" + route(1, 1, 0, 0, 0, 0) + "\n\t\tB\t -> A:\tlatency " + one("500.000 us") + "\n" +
+		"\t\tMean latency:\t500.000 us\tUnique messages:         1\tTotal messages:         1\n\n" +
+		"Transmission of 0 messages not detected.\n0 messages have not been received at all.\n"
 	diffText(t, "messages report", section(r.stats, "MESSAGES"), want)
+	// Services: A's reply span from its Incoming to its last event, B's
+	// request span likewise.
+	diffText(t, "services report", section(r.stats, "SERVICES"), "************\n* SERVICES *\n************\n"+
+		"A:\thandling "+one("200.000 us")+"\nB:\thandling "+one("1.000 ms")+"\n")
 	// Traces: the reference is right (5 thread segments, processing 3000
-	// + 30 + 150 + 60 + 900 = 4140 us, wall delta 4 - 1 = 3 ms).
-	diffText(t, "traces report", section(r.stats, "TRACES"), section(ref, "TRACES"))
+	// + 30 + 150 + 60 + 900 = 4140 us, wall delta 4 - 1 = 3 ms); the
+	// duration is 3 ms to the ns.
+	diffText(t, "traces report", section(r.stats, "TRACES"), withDuration(t, section(ref, "TRACES"), "3.000 ms"))
 	// Locks: with no lock at all the reference prints Long.MAX_VALUE and
 	// Long.MIN_VALUE as extremes of nothing; there are none: NaN.
 	want = replaceLines(t, section(ref, "LOCKS"),
@@ -239,15 +330,25 @@ func TestExample2(t *testing.T) {
 	//            one: lost.
 	//   C, M0:6: 11.0 <- 10.2 (discarded); 21.0 <- 20.1 (unique).
 	//   => 2 unique, 1 discarded, 1 lost, total 4 (as the reference).
-	// Incoming to handle: B 120 us (three receptions of 120 us), C 120 us.
+	// Incoming to handle: B 120 us (three receptions of 120 us), C 120 us
+	// (two; the discard is not handled).
+	// One-way latencies of the matched copies: B 0.5, 0.5, 0.8 ms; C
+	// 0.5 (M0:5 at 20.5 <- 20.0), 0.83 (M0:6 discarded at 11.03 <- 10.2),
+	// 0.9 ms (M0:6 at 21.0 <- 20.1).
 	stats := readFile(t, "testdata/examples/ex2/stats.txt")
-	want := replaceLines(t, section(stats, "MESSAGES"),
-		"A\t -> B:\t        2 unique,         4 total,     0 discarded,     1 ignored,     1 lost,     0 duplicate",
-		"A\t -> B:\t        2 unique,         3 total,     0 discarded,     1 ignored,     0 lost,     0 duplicate",
-		"Total messages:         8", "Total messages:         7")
+	want := "************\n* MESSAGES *\n************\n" +
+		"PrepareCommand\n\tIncoming to handle times:\n" +
+		"\t\tB:\tn 3, mean 120.000 us, p50 120.000 us, p90 120.000 us, p99 120.000 us, max 120.000 us\n" +
+		"\t\tC:\tn 2, mean 120.000 us, p50 120.000 us, p90 120.000 us, p99 120.000 us, max 120.000 us\n\tTransport:\n" +
+		"\t\tA\t -> B:\t" + route(2, 3, 0, 1, 0, 0) + "\n" +
+		"\t\tA\t -> B:\tlatency n 3, mean 600.000 us, p50 500.000 us, p90 800.000 us, p99 800.000 us, max 800.000 us\n" +
+		"\t\tA\t -> C:\t" + route(2, 4, 1, 0, 1, 0) + "\n" +
+		"\t\tA\t -> C:\tlatency n 3, mean 743.333 us, p50 830.000 us, p90 900.000 us, p99 900.000 us, max 900.000 us\n" +
+		"\t\tMean latency:\t671.667 us\tUnique messages:         4\tTotal messages:         7\n\n" +
+		"Transmission of 0 messages not detected.\n0 messages have not been received at all.\n"
 	diffText(t, "messages report", section(r.stats, "MESSAGES"), want)
 	// Traces: right in the reference (13 segments, 21200 us, 20 ms).
-	diffText(t, "traces report", section(r.stats, "TRACES"), section(stats, "TRACES"))
+	diffText(t, "traces report", section(r.stats, "TRACES"), withDuration(t, section(stats, "TRACES"), "20.000 ms"))
 }
 
 // TestExample5 is a chain A->B->C, a span without messages, locks and a cut.
@@ -255,8 +356,19 @@ func TestExample5(t *testing.T) {
 	ins := exampleInputs(t, "ex5")
 	r := mergeInputs(t, ins)
 	ref := readFile(t, "testdata/examples/ex5/out.txt")
-	// The statistics are the reference's, byte for byte.
-	diffText(t, "stats", r.stats, readFile(t, "testdata/examples/ex5/stats.txt")+"\n****************\n* INTERCEPTORS *\n****************\n")
+	// The traces and locks reports are the reference's, byte for byte, with
+	// the durations added; the messages report has one-way latencies
+	// (A->B: 101.0 - 100.2 ms, B->C: 103.0 - 102.0 ms), not the
+	// reference's "latency unknown" (it needs both directions).
+	refStats := readFile(t, "testdata/examples/ex5/stats.txt")
+	diffText(t, "messages", section(r.stats, "MESSAGES"), "************\n* MESSAGES *\n************\n"+
+		"PutKeyValueCommand\n\tIncoming to handle times:\n\t\tB:\t"+one("120.000 us")+"\n\t\tC:\t"+one("120.000 us")+"\n\tTransport:\n"+
+		"\t\tA\t -> B:\t"+route(1, 1, 0, 0, 0, 0)+"\n\t\tA\t -> B:\tlatency "+one("800.000 us")+"\n"+
+		"\t\tB\t -> C:\t"+route(1, 1, 0, 0, 0, 0)+"\n\t\tB\t -> C:\tlatency "+one("1.000 ms")+"\n"+
+		"\t\tMean latency:\t900.000 us\tUnique messages:         2\tTotal messages:         2\n\n"+
+		"Transmission of 0 messages not detected.\n0 messages have not been received at all.\n")
+	diffText(t, "traces", section(r.stats, "TRACES"), withDuration(t, section(refStats, "TRACES"), "50.000 us", "10.000 ms"))
+	diffText(t, "locks", section(r.stats, "LOCKS"), section(refStats, "LOCKS"))
 	// The trace log differs only where B and C share the millisecond
 	// 22:13:20.103: B's UNLOCK at 103.00 ms, C's Incoming at 103.00 ms
 	// (tie: node name, B first) and B's TPComplete at 103.10 ms, after
@@ -293,7 +405,7 @@ func TestExample5(t *testing.T) {
 	var want bytes.Buffer
 	orig.Index = 0
 	WriteTrace(&want, orig)
-	diffText(t, "re-merged cut", again.traces, want.String())
+	diffText(t, "re-merged cut", again.traces, referenceLayout(want.String()))
 	// The reference tool's own cut files read back too (its event lines end
 	// with ';', dropped as Java's split drops trailing empty fields) and
 	// merge to the same trace.
@@ -302,7 +414,7 @@ func TestExample5(t *testing.T) {
 		FileInput("testdata/examples/ex5/cut/B.txt"),
 		FileInput("testdata/examples/ex5/cut/C.txt"),
 	})
-	diffText(t, "reference cut", mft.traces, want.String())
+	diffText(t, "reference cut", mft.traces, referenceLayout(want.String()))
 }
 
 // TestEdgeNCDuplicate: an NC span retransmits M0:5 twice. The reference
@@ -343,12 +455,13 @@ func TestEdgeLoopback(t *testing.T) {
 	diffText(t, "trace log", r.traces, readFile(t, "testdata/examples/edge_loopback/out.txt"))
 	// A|M0:9: sent by A at 10.00 ms, handled by A at 10.22 ms (local
 	// delivery: the reception is the handling, no incoming-to-handle
-	// delay) and by B (Incoming 10.60, Handling 10.72: 120 us).
+	// delay) and by B (Incoming 10.60, Handling 10.72: 120 us). Latency:
+	// A to itself 220 us, to B 600 us.
 	msgs := section(r.stats, "MESSAGES")
 	for _, want := range []string{
-		"-no-tag-\n\tIncoming to handle times:\n\t\tB:\t120.00 us\n",
-		"\t\tA\t<-> A:\tlatency unknown\n\t\tA\t -> A:\t        1 unique,         1 total,     0 discarded,     0 ignored,     0 lost,     0 duplicate\n",
-		"\t\tA\t<-> B:\tlatency unknown\n\t\tA\t -> B:\t        1 unique,         1 total,     0 discarded,     0 ignored,     0 lost,     0 duplicate\n",
+		"-no-tag-\n\tIncoming to handle times:\n\t\tB:\t" + one("120.000 us") + "\n",
+		"\t\tA\t -> A:\t" + route(1, 1, 0, 0, 0, 0) + "\n\t\tA\t -> A:\tlatency " + one("220.000 us") + "\n",
+		"\t\tA\t -> B:\t" + route(1, 1, 0, 0, 0, 0) + "\n\t\tA\t -> B:\tlatency " + one("600.000 us") + "\n",
 		"Unique messages:         2\tTotal messages:         2\n",
 		"Transmission of 0 messages not detected.\n0 messages have not been received at all.\n",
 	} {

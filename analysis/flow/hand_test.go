@@ -97,16 +97,16 @@ func TestSkewedReceiver(t *testing.T) {
 		"22:13:20.001|0 ms|       |.  * |server|rx      |Incoming c|s|1\n",
 		"22:13:20.002|1 ms| 540 us|.   *|server|worker-1|ODStarted s|c|1\n")
 	msgs := section(r.stats, "MESSAGES")
-	// Latency with each node's nanoTime: (R_s - T_c) + (R_c - T_s) =
-	// (5001500000 - 1100000) + (2600000 - 5002200000) = 800000; / 2 =
-	// 400000 ns = 400.00 us. Incoming to handle: server 1650 - 1500 =
-	// 150 us, client 2720 - 2600 = 120 us.
+	// One-way latency between the corrected clocks: the offset splits
+	// the round trip (R_s - T_c) + (R_c - T_s) = 800 us evenly, 400 us
+	// each way. Incoming to handle: server 1650 - 1500 = 150 us, client
+	// 2720 - 2600 = 120 us.
 	wantLines(t, "messages report", msgs,
-		"GetCommand\n\tIncoming to handle times:\n\t\tserver:\t150.00 us\n",
-		"\t\tclient\t<-> server:\tlatency 400.00 us\n\t\tclient\t -> server:\t        1 unique,         1 total,     0 discarded,     0 ignored,     0 lost,     0 duplicate\n",
-		"RSP_GetCommand\n\tIncoming to handle times:\n\t\tclient:\t120.00 us\n",
-		"\t\tserver\t<-> client:\tlatency 400.00 us\n",
-		"\t\tAverage latency:\t400.00 us\tUnique messages:         1\tTotal messages:         1\n")
+		"GetCommand\n\tIncoming to handle times:\n\t\tserver:\t"+one("150.000 us")+"\n",
+		"\t\tclient\t -> server:\t"+route(1, 1, 0, 0, 0, 0)+"\n\t\tclient\t -> server:\tlatency "+one("400.000 us")+"\n",
+		"RSP_GetCommand\n\tIncoming to handle times:\n\t\tclient:\t"+one("120.000 us")+"\n",
+		"\t\tserver\t -> client:\tlatency "+one("400.000 us")+"\n",
+		"\t\tMean latency:\t400.000 us\tUnique messages:         1\tTotal messages:         1\n")
 	// Processing: client main 1000..2900 = 1900, client rx 2600..2630 =
 	// 30, client worker 2700..2800 = 100, server rx 1500..1530 = 30,
 	// server worker-1 1600..2300 = 700: 2760 us in 5 segments. Wall
@@ -184,17 +184,21 @@ func TestBidirectionalOffset(t *testing.T) {
 	// beta's receipt of a|b|1: true 10.4 ms, corrected 10.5 ms; raw it
 	// would be printed 2.5 s later.
 	wantLines(t, "trace log", r.traces, "22:13:20.010|0 ms|       |. *|beta |rx  |Incoming a|b|1\n")
-	// Latency: alpha->beta nanoTime differences 300, 300 µs; beta->alpha
-	// 500, 500 µs; (300 + 500) / 2 = 400 us, whatever the clocks. Routes:
-	// 2 messages each way, each once: unique 4, total 4 (the reference
-	// added the reverse route to both totals twice: 6 and 6). Incoming to
-	// handle: alpha (20 + 20) / 2 = 20 us, beta (50 + 20) / 2 = 35 us.
+	// One-way latency between the corrected clocks: true 300 us
+	// alpha->beta and 500 us back, but the offset is off by half the
+	// asymmetry (0.1 ms), so both read 400 us: the limit of any estimate
+	// from one-way times. Routes: 2 messages each way, each once: unique
+	// 4, total 4 (the reference added the reverse route to both totals
+	// twice: 6 and 6). Incoming to handle: alpha 20, 20 us, beta 50,
+	// 20 us.
 	wantLines(t, "messages report", section(r.stats, "MESSAGES"),
-		"Cmd\n\tIncoming to handle times:\n\t\talpha:\t20.00 us\n\t\tbeta:\t35.00 us\n\tTransport:\n"+
-			"\t\talpha\t<-> beta:\tlatency 400.00 us\n"+
-			"\t\talpha\t -> beta:\t        2 unique,         2 total,     0 discarded,     0 ignored,     0 lost,     0 duplicate\n"+
-			"\t\talpha\t<-  beta:\t        2 unique,         2 total,     0 discarded,     0 ignored,     0 lost,     0 duplicate\n"+
-			"\t\tAverage latency:\t400.00 us\tUnique messages:         4\tTotal messages:         4\n")
+		"Cmd\n\tIncoming to handle times:\n\t\talpha:\tn 2, mean 20.000 us, p50 20.000 us, p90 20.000 us, p99 20.000 us, max 20.000 us\n"+
+			"\t\tbeta:\tn 2, mean 35.000 us, p50 20.000 us, p90 50.000 us, p99 50.000 us, max 50.000 us\n\tTransport:\n"+
+			"\t\talpha\t -> beta:\t"+route(2, 2, 0, 0, 0, 0)+"\n"+
+			"\t\talpha\t -> beta:\tlatency n 2, mean 400.000 us, p50 400.000 us, p90 400.000 us, p99 400.000 us, max 400.000 us\n"+
+			"\t\talpha\t<-  beta:\t"+route(2, 2, 0, 0, 0, 0)+"\n"+
+			"\t\talpha\t<-  beta:\tlatency n 2, mean 400.000 us, p50 400.000 us, p90 400.000 us, p99 400.000 us, max 400.000 us\n"+
+			"\t\tMean latency:\t400.000 us\tUnique messages:         4\tTotal messages:         4\n")
 	// GET: beta main 20.0..22.0 = 2000 us, alpha rx 20.6..21.0 = 400 us
 	// (no TPComplete: the segment ends at the thread's last event), beta
 	// rx 21.3..21.33 = 30 us: 2430 us in 3 segments. PUT: alpha main
@@ -229,9 +233,9 @@ func TestNetworkDuplicate(t *testing.T) {
 	}
 	// One transmission (1.0 ms), two copies (1.2 and 1.25 ms): the first
 	// is matched and handled (unique), the second has no transmission left
-	// (duplicate). Total 2. Incoming to handle (100 + 150) / 2 = 125 us.
+	// (duplicate). Total 2. Incoming to handle 100 and 150 us.
 	wantLines(t, "messages report", section(r.stats, "MESSAGES"),
-		"-no-tag-\n\tIncoming to handle times:\n\t\tB:\t125.00 us\n",
+		"-no-tag-\n\tIncoming to handle times:\n\t\tB:\tn 2, mean 125.000 us, p50 100.000 us, p90 150.000 us, p99 150.000 us, max 150.000 us\n",
 		"\t\tA\t -> B:\t        1 unique,         2 total,     0 discarded,     0 ignored,     0 lost,     1 duplicate\n",
 		"Unique messages:         1\tTotal messages:         2\n")
 	wantLines(t, "trace log", r.traces, "A\t-> B, B:\tA|B|m\n")
@@ -282,11 +286,38 @@ func TestHeartbeatIDs(t *testing.T) {
 	// duplicated. The unpaired halves count once each as not detected /
 	// not received.
 	wantLines(t, "messages report", section(r.stats, "MESSAGES"),
-		"FD\n\tIncoming to handle times:\n\t\tB:\t100.00 us\n",
+		"FD\n\tIncoming to handle times:\n\t\tB:\tn 2, mean 100.000 us, p50 100.000 us, p90 100.000 us, p99 100.000 us, max 100.000 us\n",
 		"\t\tA\t -> B:\t        1 unique,         2 total,     0 discarded,     1 ignored,     0 lost,     0 duplicate\n",
 		"Transmission of 1 messages not detected.\n1 messages have not been received at all.\n")
 	// The lone receipt must not wait for a send that never comes.
 	if r.m.IncompleteTraces != 0 {
 		t.Errorf("%d incomplete traces", r.m.IncompleteTraces)
 	}
+}
+
+// TestOneWayLatencyPerTag: Reserve requests wait 12 ms to reach the
+// inventory, replies take 94 us back; a fast ping each way pins the clock
+// offset. Each direction and tag gets its own latency (the old symmetric
+// pair mean printed 6 ms under both tags).
+func TestOneWayLatencyPerTag(t *testing.T) {
+	// True times in ns after 22:13:20; inventory's clock is 3 ms ahead.
+	orders := logInput("orders.txt", "0=1700000000000",
+		"SPAN;null;1:1", "E;1000000;main;ODStarted;1:1",
+		"SPAN;2:1", "E;2050000;rx;Incoming", "E;2060000;rx;Handling;2:1", "E;2070000;rx;MsgTag;Ping",
+		"SPAN;null;1:2", "E;10000000;main;FlowTag;RESERVE", "E;10000000;main;ODStarted;1:2",
+		"SPAN;2:2", "E;22094000;rx;Incoming", "E;22100000;rx;Handling;2:2", "E;22110000;rx;MsgTag;ReserveReply")
+	inventory := logInput("inventory.txt", "3000000=1700000000000",
+		"SPAN;1:1", "E;4050000;rx;Incoming", "E;4060000;rx;Handling;1:1", "E;4070000;rx;MsgTag;Ping",
+		"SPAN;null;2:1", "E;5000000;main;ODStarted;2:1",
+		"SPAN;1:2;2:2", "E;25000000;rx;Incoming", "E;25010000;rx;Handling;1:2", "E;25020000;rx;MsgTag;Reserve",
+		"E;25000000;rx;ODStarted;2:2")
+	r := mergeInputs(t, []Input{orders, inventory})
+	msgs := section(r.stats, "MESSAGES")
+	wantLines(t, "messages report", msgs,
+		"Reserve\n\tIncoming to handle times:\n",
+		"\t\torders\t -> inventory:\tlatency "+one("12.000 ms")+"\n",
+		"ReserveReply\n\tIncoming to handle times:\n",
+		"\t\tinventory\t -> orders:\tlatency "+one("94.000 us")+"\n",
+		"Ping\n\tIncoming to handle times:\n",
+		"\t\tinventory\t -> orders:\tlatency "+one("50.000 us")+"\n")
 }

@@ -41,6 +41,7 @@ func (fw *flowWriter) write(name string, ticks int64, fields map[string]jfr.Valu
 	cl := fw.md.ClassByName(name)
 	if cl == nil {
 		fw.t.Fatalf("no event type %s", name)
+		return
 	}
 	vals := make([]jfr.Value, len(cl.Fields))
 	for i, f := range cl.Fields {
@@ -98,6 +99,12 @@ func idValues(id string, num, text string, f map[string]jfr.Value) {
 
 // spanLogToJFR rewrites a text span log as a flow recording of node name.
 func spanLogToJFR(t testing.TB, name string, log []byte) []byte {
+	return spanLogToJFRChunks(t, name, log, 0)
+}
+
+// spanLogToJFRChunks is spanLogToJFR starting a new chunk every
+// spansPerChunk spans (0: one chunk).
+func spanLogToJFRChunks(t testing.TB, name string, log []byte, spansPerChunk int) []byte {
 	src, err := openSource(BytesInput(name+".txt", log))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +112,9 @@ func spanLogToJFR(t testing.TB, name string, log []byte) []byte {
 	ts := src.(*textSource)
 	var out bytes.Buffer
 	fw := newFlowWriter(t, &out, ts.originNano, ts.originWall)
-	fw.write(flowspec.NodeEvent, ts.originNano, map[string]jfr.Value{flowspec.FieldNodeName: jfr.StringValue(name)})
+	// The span logs do not say the node's number: -1 is unknown.
+	fw.write(flowspec.NodeEvent, ts.originNano, map[string]jfr.Value{flowspec.FieldNodeName: jfr.StringValue(name),
+		flowspec.FieldNodeNumber: jfr.IntValue(jfr.KindLong, -1)})
 	var sp rawSpan
 	span := int64(0)
 	for {
@@ -117,6 +126,11 @@ func spanLogToJFR(t testing.TB, name string, log []byte) []byte {
 			t.Fatal(err)
 		}
 		span++
+		if spansPerChunk > 0 && span > 1 && (span-1)%int64(spansPerChunk) == 0 && len(sp.events) > 0 {
+			if err := fw.w.StartChunk(sp.events[0].nano); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for _, e := range sp.events {
 			f := map[string]jfr.Value{
 				flowspec.FieldSpan:   jfr.IntValue(jfr.KindLong, span),

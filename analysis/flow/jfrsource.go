@@ -1,9 +1,11 @@
 package flow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
@@ -35,6 +37,19 @@ type jfrSource struct {
 	held     bool       // s.ev is read but not processed yet
 	closed   []*jfrSpan // spans whose record was read, in record order
 	cur      *jfrSpan   // the span delivered last, recycled on the next call
+
+	damage []error // damaged chunks the reader skipped
+	// Once the reader is done (ended), the spans still held are delivered,
+	// then endErr (io.EOF, or the error that stopped the reading).
+	ended    bool
+	endErr   error
+	leftover []*jfrSpan // spans never closed, in span order, delivered last
+	// Spans numbered up to damagedUpTo existed when a chunk was damaged
+	// and may have lost events in it.
+	damagedUpTo int64
+	maxNum      int64
+	nodeNumber  int64 // from the node event, -1 unknown
+	nodeErr     error // the recording holds more than one node
 }
 
 type jfrSpan struct {
@@ -42,11 +57,13 @@ type jfrSpan struct {
 	buf    []byte
 	events []jfrEvent
 	// Set by the span record.
-	chunk     int // index of the record's chunk
-	nonCausal bool
-	in        [2]int   // offsets in buf
-	outs      [][2]int // offsets in buf
-	outField  bool     // the record has an outgoing array field
+	chunk      int  // index of the record's chunk
+	truncated  bool // events of the span may be lost to damage
+	unfinished bool // no span record: the span was open when recording stopped
+	nonCausal  bool
+	in         [2]int   // offsets in buf
+	outs       [][2]int // offsets in buf
+	outField   bool     // the record has an outgoing array field
 }
 
 type jfrEvent struct {
@@ -62,14 +79,15 @@ type jfrClass struct {
 	span, thread, msg, msgText, text   int
 	isSpan, isNode                     bool
 	nonCausal, in, inText, out, outTxt int
-	name                               int
+	name, number                       int
+	key                                int
 }
 
 func newJFRSource(name string, r io.Reader, c io.Closer) *jfrSource {
 	return &jfrSource{
 		name: name, r: jfr.NewReader(r, nil), c: c,
 		open: make(map[int64]*jfrSpan), classes: make(map[*jfr.Class]*jfrClass),
-		thr: make(map[string]uint32),
+		thr: make(map[string]uint32), nodeNumber: -1,
 	}
 }
 
@@ -95,6 +113,7 @@ func (s *jfrSource) class(c *jfr.Class) *jfrClass {
 			nonCausal: c.FieldIndex(flowspec.FieldNonCausal), in: c.FieldIndex(flowspec.FieldIncoming),
 			inText: c.FieldIndex(flowspec.FieldIncomingText), out: c.FieldIndex(flowspec.FieldOutgoing),
 			outTxt: c.FieldIndex(flowspec.FieldOutgoingText), name: c.FieldIndex(flowspec.FieldNodeName),
+			number: c.FieldIndex(flowspec.FieldNodeNumber), key: c.FieldIndex(flowspec.FieldKey),
 		}
 	}
 	s.classes[c] = jc
@@ -108,6 +127,10 @@ func (s *jfrSource) node() string {
 	return nodeNameOf(s.name)
 }
 func (s *jfrSource) threads() []string { return s.thrNames }
+func (s *jfrSource) damaged() []error  { return s.damage }
+func (s *jfrSource) number() int64     { return s.nodeNumber }
+func (s *jfrSource) fatal() error      { return s.nodeErr }
+func (s *jfrSource) corrected() bool   { return false }
 func (s *jfrSource) warnings() int     { return s.bad }
 func (s *jfrSource) Close() error      { return s.c.Close() }
 
@@ -143,19 +166,40 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		s.cur = nil
 	}
 	for {
+		if s.ended {
+			if len(s.closed) > 0 {
+				return s.deliverClosed(sp)
+			}
+			if len(s.leftover) > 0 {
+				js := s.leftover[0]
+				s.leftover = s.leftover[1:]
+				s.cur = js
+				return s.deliver(js, sp)
+			}
+			return s.endErr
+		}
 		if !s.held {
 			err := s.r.ReadEvent(&s.ev)
 			if errors.Is(err, io.EOF) {
-				if len(s.closed) > 0 {
-					return s.deliverClosed(sp)
-				}
-				// Spans never closed are lost work of the recorder; count them.
-				s.bad += len(s.open)
-				clear(s.open)
-				return io.EOF
+				s.end(io.EOF)
+				continue
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", s.name, err)
+				err = fmt.Errorf("%s: %w", s.name, err)
+				// Every span held may have lost events in the damaged part.
+				for _, js := range s.closed {
+					js.truncated = true
+				}
+				for _, js := range s.open {
+					js.truncated = true
+				}
+				s.damagedUpTo = s.maxNum
+				if s.r.SkipDamagedChunk() {
+					s.damage = append(s.damage, err)
+					continue
+				}
+				s.end(err)
+				continue
 			}
 		}
 		s.held = false
@@ -169,9 +213,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		}
 		f := s.ev.Fields
 		if jc.isNode {
-			if jc.name >= 0 && !f[jc.name].IsNull() {
-				s.nodeName = f[jc.name].String()
-			}
+			s.nodeEvent(f, jc)
 			continue
 		}
 		if jc.span < 0 {
@@ -189,7 +231,10 @@ func (s *jfrSource) next(sp *rawSpan) error {
 				js = &jfrSpan{}
 			}
 			js.num, js.chunk = num, -1
+			js.truncated = num <= s.damagedUpTo
+			js.unfinished, js.nonCausal, js.outField, js.in = false, false, false, [2]int{}
 			s.open[num] = js
+			s.maxNum = max(s.maxNum, num)
 		}
 		if jc.isSpan {
 			if js.chunk < 0 {
@@ -227,12 +272,66 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		js.buf = appendID(js.buf, f, jc.msg, jc.msgText)
 		e.msg = [2]int{start, len(js.buf)}
 		start = len(js.buf)
+		if jc.key >= 0 && !f[jc.key].IsNull() {
+			js.buf = f[jc.key].AppendText(js.buf)
+			js.buf = append(js.buf, '=')
+		}
 		if jc.text >= 0 && !f[jc.text].IsNull() {
 			js.buf = f[jc.text].AppendText(js.buf)
 		}
 		e.text = [2]int{start, len(js.buf)}
 		js.events = append(js.events, e)
 	}
+}
+
+// nodeEvent takes the node's name and number from its node event. Two
+// different nodes in one recording cannot be told apart (their spans share
+// numbers), so the recording is refused.
+func (s *jfrSource) nodeEvent(f []jfr.Value, jc *jfrClass) {
+	name := ""
+	if jc.name >= 0 && !f[jc.name].IsNull() {
+		name = f[jc.name].String()
+	}
+	num := int64(-1)
+	if jc.number >= 0 && f[jc.number].Kind() != jfr.KindInvalid && !f[jc.number].IsNull() {
+		num = f[jc.number].Int()
+	}
+	if (s.nodeName != "" && name != "" && name != s.nodeName) || (s.nodeNumber >= 0 && num >= 0 && num != s.nodeNumber) {
+		if s.nodeErr == nil {
+			s.nodeErr = fmt.Errorf("%s: holds two flow nodes (%s and %s): record one node per process, one recording per node", s.name,
+				nodeLabel(s.nodeName, s.nodeNumber), nodeLabel(name, num))
+		}
+		return
+	}
+	if name != "" {
+		s.nodeName = name
+	}
+	if num >= 0 {
+		s.nodeNumber = num
+	}
+}
+
+func nodeLabel(name string, num int64) string {
+	if num < 0 {
+		return name
+	}
+	return fmt.Sprintf("%s, number %d", name, num)
+}
+
+// end stops reading: the spans still held are delivered before err. Spans
+// that never got their record (their work was still open when the
+// recording stopped, or their record was lost) are kept, marked
+// unfinished, in span order so that both passes see the same sequence.
+func (s *jfrSource) end(err error) {
+	s.ended, s.endErr = true, err
+	for _, js := range s.open {
+		if js.chunk < 0 {
+			js.unfinished = true
+			s.leftover = append(s.leftover, js)
+		}
+	}
+	slices.SortFunc(s.leftover, func(a, b *jfrSpan) int { return cmp.Compare(a.num, b.num) })
+	clear(s.open)
 }
 
 // closeSpan keeps the header of a span record in the span's buffer.
@@ -267,7 +366,9 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
 func (s *jfrSource) deliverClosed(sp *rawSpan) error {
 	js := s.closed[0]
 	s.closed = s.closed[1:]
-	delete(s.open, js.num)
+	if s.open[js.num] == js {
+		delete(s.open, js.num)
+	}
 	s.cur = js
 	return s.deliver(js, sp)
 }
@@ -276,7 +377,26 @@ func (s *jfrSource) deliverClosed(sp *rawSpan) error {
 // record without outgoing array fields (the event package writes no
 // arrays) lists the messages its span's send events name.
 func (s *jfrSource) deliver(js *jfrSpan, sp *rawSpan) error {
+	if js.unfinished {
+		// No record: the span's events say what it received and whether
+		// it was a non-causal one.
+		js.nonCausal = false
+		for _, e := range js.events {
+			if e.kind == flowspec.NonCausalSend {
+				js.nonCausal = true
+			}
+			if js.in[1] == js.in[0] && e.msg[1] > e.msg[0] &&
+				(e.kind == flowspec.Received || e.kind == flowspec.HandleStart || e.kind == flowspec.Discard) {
+				js.in = e.msg
+			}
+		}
+		if js.nonCausal {
+			js.in = [2]int{}
+		}
+	}
 	sp.nonCausal = js.nonCausal
+	sp.truncated = js.truncated
+	sp.unfinished = js.unfinished
 	hdr, inEnd := js.in[0], js.in[1]
 	outs := js.outs
 	if !js.outField {

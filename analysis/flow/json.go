@@ -1,43 +1,57 @@
 package flow
 
 import (
+	"encoding/hex"
 	"maps"
-	"math"
 	"slices"
 	"time"
 )
 
 // JSONEvent is an event as the --json reports write it.
 type JSONEvent struct {
-	Time      string `json:"time"`      // corrected wall time, RFC 3339
-	WallNs    int64  `json:"wallNs"`    // corrected wall time
-	RawWallNs int64  `json:"rawWallNs"` // as the node recorded it
-	Nano      int64  `json:"nano"`      // the node's monotonic clock
-	Node      string `json:"node"`
-	Thread    string `json:"thread"`
-	Type      string `json:"type"`
-	Payload   string `json:"payload,omitempty"`
+	Time      string `json:"time"`        // corrected wall time, RFC 3339
+	WallNs    int64  `json:"wallNs"`      // corrected wall time
+	RawWallNs int64  `json:"rawWallNs"`   // as the node recorded it
+	Nano      int64  `json:"monotonicNs"` // the node's monotonic clock
+	Span      uint32 `json:"span"`        // node-local span number
+	// Unfinished: the span never ended (open when recording stopped).
+	Unfinished bool   `json:"unfinished,omitempty"`
+	Node       string `json:"node"`
+	Thread     string `json:"thread"`
+	Type       string `json:"type"`
+	Payload    string `json:"payload,omitempty"`
 }
 
 // JSONTrace is a trace as the --json reports write it.
 type JSONTrace struct {
 	Index           int           `json:"index"`
+	TraceID         string        `json:"traceId"` // hex, as exported to OTLP
 	Tag             string        `json:"tag"`
 	Incomplete      bool          `json:"incomplete,omitempty"`
 	Inconsistencies int           `json:"inconsistencies,omitempty"`
+	UnfinishedSpans int           `json:"unfinishedSpans,omitempty"`
+	DurationNs      int64         `json:"durationNs"`
+	CriticalPath    []string      `json:"criticalPath"` // node names of the spans, first to last
 	Messages        []MessageLine `json:"messages"`
 	Events          []JSONEvent   `json:"events"`
+	Spans           []JSONSpan    `json:"spans"` // the span tree
 }
 
 // JSON returns the trace in its JSON form.
 func (t *Trace) JSON() JSONTrace {
 	jt := JSONTrace{Index: t.Index, Tag: TraceTag(t), Incomplete: t.Incomplete, Inconsistencies: t.Inconsistencies,
+		UnfinishedSpans: t.UnfinishedSpans, DurationNs: t.Duration(),
 		Messages: t.MessageLines(), Events: make([]JSONEvent, len(t.Events))}
+	jt.TraceID = hex.EncodeToString(t.TraceID())
+	jt.Spans = t.jsonSpans()
+	for _, r := range t.CriticalPath() {
+		jt.CriticalPath = append(jt.CriticalPath, t.m.Nodes[r.Node])
+	}
 	for i := range t.Events {
 		e := &t.Events[i]
 		jt.Events[i] = JSONEvent{
 			Time: time.Unix(0, e.Wall).UTC().Format(time.RFC3339Nano), WallNs: e.Wall, RawWallNs: e.RawWall,
-			Nano: e.Nano, Node: t.NodeName(e), Thread: t.ThreadName(e), Type: KindName(e.Kind), Payload: t.Payload(e),
+			Nano: e.Nano, Span: e.Span, Unfinished: e.Unfinished, Node: t.NodeName(e), Thread: t.ThreadName(e), Type: KindName(e.Kind), Payload: t.Payload(e),
 		}
 	}
 	return jt
@@ -70,6 +84,7 @@ type TraceTagJSON struct {
 	Threads      Range          `json:"threads"`
 	ProcessingUs Range          `json:"processingUs"`
 	WallDeltaMs  Range          `json:"wallDeltaMs"`
+	Duration     *DistJSON      `json:"durationNs"`
 }
 
 // LocksJSON is the locks report.
@@ -96,27 +111,32 @@ type MessagesJSON struct {
 	Tags        []TagMessages `json:"tags"`
 	NotSent     int           `json:"transmissionNotDetected"`
 	NotReceived int           `json:"notReceived"`
+	// Messages of nodes without input (Merger.MissingNodes), counted apart
+	// from the two above: sent by them, and not received in traces that
+	// involve them.
+	FromMissing int `json:"fromMissingNodes"`
+	ToMissing   int `json:"probablyToMissingNodes"`
 }
 
 // StatsJSON is the --json form of the chosen reports.
 type StatsJSON struct {
-	Messages     *MessagesJSON     `json:"messages,omitempty"`
-	Traces       []TraceTagJSON    `json:"traces,omitempty"`
-	Locks        *LocksJSON        `json:"locks,omitempty"`
-	Interceptors []InterceptorJSON `json:"interceptors,omitempty"`
+	Messages     *MessagesJSON        `json:"messages,omitempty"`
+	Services     map[string]*DistJSON `json:"services,omitempty"` // node -> handling time of its spans
+	Traces       []TraceTagJSON       `json:"traces,omitempty"`
+	Locks        *LocksJSON           `json:"locks,omitempty"`
+	Interceptors []InterceptorJSON    `json:"interceptors,omitempty"`
+	Inputs       *InputsJSON          `json:"inputs,omitempty"`
 }
 
 // JSON returns the chosen reports in their JSON form.
 func (s *Stats) JSON(r Reports) StatsJSON {
 	var out StatsJSON
 	if r.Messages {
-		out.Messages = &MessagesJSON{Tags: s.MessageReport(), NotSent: s.notSent, NotReceived: s.notReceived}
-		for i := range out.Messages.Tags {
-			for k, v := range out.Messages.Tags[i].HandleUs {
-				if math.IsNaN(v) {
-					delete(out.Messages.Tags[i].HandleUs, k)
-				}
-			}
+		out.Messages = &MessagesJSON{Tags: s.MessageReport(), NotSent: s.notSent, NotReceived: s.notReceived,
+			FromMissing: s.fromMissing, ToMissing: s.toMissing}
+		out.Services = make(map[string]*DistJSON)
+		for node, d := range s.services {
+			out.Services[node] = d.json()
 		}
 	}
 	if r.Traces {
@@ -126,7 +146,7 @@ func (s *Stats) JSON(r Reports) StatsJSON {
 			out.Traces = append(out.Traces, TraceTagJSON{
 				Tag: name, Traces: ts.n, Messages: ts.msgs.rangeScaled(1), MessageTags: ts.combos,
 				Nodes: ts.nodes.rangeScaled(1), Threads: ts.threads.rangeScaled(1),
-				ProcessingUs: ts.processing.rangeScaled(1e3), WallDeltaMs: ts.wall.rangeScaled(1),
+				ProcessingUs: ts.processing.rangeScaled(1e3), WallDeltaMs: ts.wall.rangeScaled(1), Duration: ts.duration.json(),
 			})
 		}
 	}

@@ -5,17 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
 
 // Options configures Merge. The zero value (or nil) gives the defaults.
 type Options struct {
-	// Progress, if not nil, is called now and then during the merging
-	// pass with the number of events merged and the total counted in the
-	// first pass.
+	// Progress, if not nil, is called now and then: during the first
+	// pass with the events read so far and total -1, during the merging
+	// pass with the events merged and the total the first pass counted.
 	Progress func(done, total int64)
 }
 
@@ -32,12 +34,18 @@ type Event struct {
 	Seq     uint32 // position within the span as read, for deterministic ties
 	Node    uint16
 	Kind    flowspec.Kind
+	// Unfinished marks the events of a span that never ended: its work
+	// was still open (a hand-off never completed) when recording stopped.
+	Unfinished bool
 }
 
 // Trace is a set of spans connected through message IDs, its events in
 // causal order.
 type Trace struct {
-	Index  int // in completion order, from 0
+	// Index numbers the traces in the order they start (their first span
+	// read, the inputs being read in time order), from 0. A trace formed
+	// by joining two keeps the lower number, so numbers can skip.
+	Index  int
 	Events []Event
 	// Messages are the keys of the trace's messages, sorted by their IDs.
 	Messages []int32
@@ -48,6 +56,8 @@ type Trace struct {
 	// send (a node received a message it sent only later by its own clock,
 	// or IDs collide).
 	Inconsistencies int
+	// UnfinishedSpans counts the spans of the trace that never ended.
+	UnfinishedSpans int
 
 	m *Merger
 }
@@ -55,6 +65,7 @@ type Trace struct {
 // Merger holds what a merge knows about nodes and messages; Traces keep a
 // reference to it for names.
 type Merger struct {
+	Files   []string   // input names
 	Nodes   []string   // node names, by input
 	Threads [][]string // thread names per node
 	// Offsets are the estimated clock offsets per node, ns: corrected wall
@@ -63,14 +74,29 @@ type Merger struct {
 	// ClockInconsistencies counts message constraints no clock offsets
 	// satisfy.
 	ClockInconsistencies int
-	Errors               []error // inputs that failed; they count as finished
-	Warnings             int     // malformed lines or records skipped
-	Events               int64   // events read in the counting pass
-	Spans                int64
-	TracesOut            int
-	IncompleteTraces     int
-	PeakOpenTraces       int
-	PeakOpenEvents       int64
+	clock                *clockModel
+	// Errors are the inputs that failed (they count as finished from
+	// where they failed) and the damaged chunks skipped, each naming the
+	// file, the chunk and the byte offset.
+	Errors   []error
+	Warnings int // malformed lines or records skipped
+	// Numbers are the node numbers of the inputs (the node part of the
+	// compact "node:counter" IDs they send), -1 where unknown.
+	Numbers []int
+	// MissingNodes are node numbers that appear in message IDs but are
+	// the number of no input: nodes whose recording is missing.
+	MissingNodes []uint16
+	// UnfinishedSpans counts spans that never ended, kept in their traces.
+	UnfinishedSpans int64
+	// CausalInconsistencies sums the traces' Inconsistencies: receipts
+	// placed before their send because the corrected clocks disagree.
+	CausalInconsistencies int64
+	Events                int64 // events read in the counting pass
+	Spans                 int64
+	TracesOut             int
+	IncompleteTraces      int
+	PeakOpenTraces        int
+	PeakOpenEvents        int64
 
 	ids      *idTable
 	refs     paged[int32] // remaining span references per message
@@ -123,6 +149,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		return m, fmt.Errorf("flow: %d inputs, at most %d", len(inputs), math.MaxUint16)
 	}
 	m.Nodes = make([]string, len(inputs))
+	for _, in := range inputs {
+		m.Files = append(m.Files, in.Name)
+	}
 	m.Threads = make([][]string, len(inputs))
 	// failed: 1 = could not be opened (pass 2 skips it), 2 = failed while
 	// read (pass 2 reads it again up to the same point, releasing what
@@ -132,6 +161,11 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	minDelay := make([]int64, n*n)
 	for i := range minDelay {
 		minDelay[i] = noDelay
+	}
+	delays := make([]pairDelays, n*n) // fastest delay per time bucket
+	note := func(a, b int, send, d int64) {
+		minDelay[a*n+b] = min(minDelay[a*n+b], d)
+		noteSample(delays, n, a, b, send, d)
 	}
 	type receipt struct {
 		key  uint32
@@ -150,7 +184,15 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		i    int
 	}
 	var ins []*pass1Input
+	spans := make([]int64, n)          // spans read per input
+	sends := make([]map[uint16]int, n) // node numbers of the compact IDs each input originates
+	seen := make(map[uint16]bool)      // node numbers in any compact ID
+	recordings := make([]bool, n)      // the input is a flow recording
+	allCorrected := true               // every input is a cut: its clock is corrected
+	var fatal []error
+	m.Numbers = make([]int, n)
 	for i, in := range inputs {
+		m.Numbers[i] = -1
 		m.Nodes[i] = nodeNameOf(in.Name)
 		src, err := openSource(in)
 		if err != nil {
@@ -158,6 +200,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			failed[i] = 1
 			continue
 		}
+		_, recordings[i] = src.(*jfrSource)
 		ins = append(ins, &pass1Input{src: src, i: i})
 	}
 	advance := func(in *pass1Input) {
@@ -171,6 +214,14 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			m.Nodes[in.i] = in.src.node()
 			m.Threads[in.i] = slices.Clone(in.src.threads())
 			m.Warnings += in.src.warnings()
+			m.Errors = append(m.Errors, in.src.damaged()...)
+			if num := in.src.number(); num >= 0 {
+				m.Numbers[in.i] = int(num)
+			}
+			allCorrected = allCorrected && in.src.corrected()
+			if err := in.src.fatal(); err != nil {
+				fatal = append(fatal, err)
+			}
 			in.src.Close()
 		}
 	}
@@ -189,7 +240,12 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		}
 		sp, i := &in.sp, in.i
 		m.Spans++
+		spans[i]++
+		if m.opts.Progress != nil && m.Spans%1024 == 0 {
+			m.opts.Progress(m.Events, -1)
+		}
 		m.Events += int64(len(sp.events))
+		noteNumbers(sp, &sends[i], seen)
 		keys = m.spanKeys(sp, keys[:0], true)
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
@@ -212,8 +268,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 						// more than the reordering of the time-aligned
 						// reading; the first one seen is the send.
 						if (*m.sendNode.at(int(k))) != uint16(i) {
-							d := &minDelay[int((*m.sendNode.at(int(k))))*n+i]
-							*d = min(*d, w-s)
+							note(int(*m.sendNode.at(int(k))), i, s, w-s)
 						}
 					} else {
 						pending.Append(receipt{k, uint16(i), w})
@@ -226,8 +281,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for j := range pending.Len() {
 		r := pending.Get(j)
 		if s := (*m.sendWall.at(int(r.key))); s != noDelay && (*m.sendNode.at(int(r.key))) != r.node {
-			d := &minDelay[int((*m.sendNode.at(int(r.key))))*n+int(r.node)]
-			*d = min(*d, r.wall-s)
+			note(int(*m.sendNode.at(int(r.key))), int(r.node), s, r.wall-s)
 		}
 	}
 	pending = paged[receipt]{}
@@ -239,17 +293,168 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			}
 		}
 	}
+	for i, in := range inputs {
+		if spans[i] == 0 && failed[i] == 0 {
+			fatal = append(fatal, fmt.Errorf("%s: no flow events: not a recording of a flow.Node nor a span log", in.Name))
+		}
+	}
+	fatal = append(fatal, m.numberNodes(inputs, recordings, sends, seen)...)
+	if len(fatal) > 0 {
+		return m, errors.Join(fatal...)
+	}
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(m.Nodes[a], m.Nodes[b]) })
-	m.Offsets, m.ClockInconsistencies = estimateOffsets(n, minDelay, order)
+	if allCorrected {
+		m.Offsets = make([]int64, n)
+	} else {
+		m.Offsets, m.ClockInconsistencies = estimateOffsets(n, minDelay, order)
+		settleAll(delays)
+		m.clock = buildClockModel(n, delays, m.Offsets, order)
+	}
 	m.inPass2 = true
 	for range m.ids.Len() {
 		m.trace.Append(-1)
 	}
 	return m, m.pass2(inputs, failed, fn)
+}
+
+// compareIDs orders message IDs as people read them: runs of digits by
+// their value, so 2:2 comes before 2:12.
+func compareIDs(a, b string) int {
+	for a != "" && b != "" {
+		if isDigit(a[0]) && isDigit(b[0]) {
+			i, j := digits(a), digits(b)
+			na, nb := strings.TrimLeft(a[:i], "0"), strings.TrimLeft(b[:j], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(i, j); c != 0 {
+				return c
+			}
+			a, b = a[i:], b[j:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// digits returns the length of the run of digits s starts with.
+func digits(s string) int {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// compactNode returns the node part of a compact "node:counter" ID.
+func compactNode(id []byte) (uint16, bool) {
+	i := 0
+	var n uint32
+	for ; i < len(id) && id[i] >= '0' && id[i] <= '9'; i++ {
+		n = n*10 + uint32(id[i]-'0')
+		if n > 0xffff {
+			return 0, false
+		}
+	}
+	if i == 0 || i+1 >= len(id) || id[i] != ':' {
+		return 0, false
+	}
+	for _, c := range id[i+1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	return uint16(n), true
+}
+
+// noteNumbers notes the node numbers of a span's compact IDs: all of them
+// in seen, those the span originates (sends of IDs it did not receive) in
+// *orig.
+func noteNumbers(sp *rawSpan, orig *map[uint16]int, seen map[uint16]bool) {
+	if sp.in != nil {
+		if n, ok := compactNode(sp.in); ok {
+			seen[n] = true
+		}
+	}
+	for j := range sp.events {
+		e := &sp.events[j]
+		if !isSend(e.kind) || e.msg == nil {
+			continue
+		}
+		n, ok := compactNode(e.msg)
+		if !ok {
+			continue
+		}
+		seen[n] = true
+		if sp.nonCausal || string(e.msg) != string(sp.in) {
+			if *orig == nil {
+				*orig = make(map[uint16]int)
+			}
+			(*orig)[n]++
+		}
+	}
+}
+
+// numberNodes gives each input the node number of the compact IDs it
+// originates, refuses two inputs with one number (two recordings of one
+// node, or two nodes numbered alike: their operations would merge into
+// one trace) and one flow recording originating two numbers (two nodes in
+// one process: its spans would mix), and lists the numbers of nodes with
+// no input.
+// A span log may fold several numbers into one node (MFT 2016 did, per
+// destination), so only flow recordings are held to one number.
+func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint16]int, seen map[uint16]bool) []error {
+	var errs []error
+	owner := make(map[uint16]int)
+	for i, orig := range sends {
+		nums := slices.Sorted(maps.Keys(orig))
+		if declared := m.Numbers[i]; declared >= 0 {
+			for _, num := range nums {
+				if int(num) != declared {
+					errs = append(errs, fmt.Errorf("%s: node %s is number %d but sends messages of node %d: two nodes in one recording; record one node per recording",
+						inputs[i].Name, m.Nodes[i], declared, num))
+				}
+			}
+			if !slices.Contains(nums, uint16(declared)) && declared <= math.MaxUint16 {
+				nums = append(nums, uint16(declared))
+			}
+		} else if len(nums) > 1 && recordings[i] {
+			errs = append(errs, fmt.Errorf("%s: sends messages of nodes %v: two nodes in one recording; record one node per recording", inputs[i].Name, nums))
+		}
+		if len(nums) == 1 {
+			m.Numbers[i] = int(nums[0])
+		}
+		for _, num := range nums {
+			if j, ok := owner[num]; ok && j != i {
+				errs = append(errs, fmt.Errorf("flow: %s and %s both use node number %d: two recordings of one node, or two nodes with the same number, would merge unrelated operations",
+					inputs[j].Name, inputs[i].Name, num))
+				continue
+			}
+			owner[num] = i
+		}
+	}
+	if len(owner) > 0 {
+		for num := range seen {
+			if _, ok := owner[num]; !ok {
+				m.MissingNodes = append(m.MissingNodes, num)
+			}
+		}
+		slices.Sort(m.MissingNodes)
+	}
+	return errs
 }
 
 // receiptWall returns when a span received its incoming message: its first
@@ -320,10 +525,12 @@ func (m *Merger) spanKeys(sp *rawSpan, keys []uint32, add bool) []uint32 {
 
 // openTrace is a trace being assembled in pass 2.
 type openTrace struct {
-	truncated bool // holds a span a read error may have cut short
-	events    []Event
-	keys      []uint32
-	open      int32 // keys whose references are not all consumed
+	index      int  // Trace.Index
+	truncated  bool // holds a span a read error may have cut short
+	unfinished int  // spans that never ended
+	events     []Event
+	keys       []uint32
+	open       int32 // keys whose references are not all consumed
 }
 
 type pass2Input struct {
@@ -364,25 +571,26 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		advance(in)
 	}
 	var (
-		traces   []*openTrace
-		free     []int32
-		nopen    int
-		nevents  int64
-		done     int64
-		keys     []uint32
-		outIndex int
-		ferr     error
+		traces  []*openTrace
+		free    []int32
+		nopen   int
+		nevents int64
+		done    int64
+		keys    []uint32
+		created int
+		ferr    error
 	)
 	newTrace := func() int32 {
 		nopen++
 		m.PeakOpenTraces = max(m.PeakOpenTraces, nopen)
+		created++
 		if n := len(free); n > 0 {
 			t := free[n-1]
 			free = free[:n-1]
-			traces[t] = &openTrace{events: make([]Event, 0, 8)}
+			traces[t] = &openTrace{index: created - 1, events: make([]Event, 0, 8)}
 			return t
 		}
-		traces = append(traces, &openTrace{events: make([]Event, 0, 8)})
+		traces = append(traces, &openTrace{index: created - 1, events: make([]Event, 0, 8)})
 		return int32(len(traces) - 1)
 	}
 	emit := func(ti int32, incomplete bool) {
@@ -398,8 +606,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 			return
 		}
 		incomplete = incomplete || t.truncated
-		tr := &Trace{Index: outIndex, Events: t.events, Incomplete: incomplete, m: m}
-		outIndex++
+		tr := &Trace{Index: t.index, Events: t.events, Incomplete: incomplete, UnfinishedSpans: t.unfinished, m: m}
 		m.TracesOut++
 		if incomplete {
 			m.IncompleteTraces++
@@ -408,8 +615,9 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		for i, k := range t.keys {
 			tr.Messages[i] = int32(k)
 		}
-		slices.SortFunc(tr.Messages, func(a, b int32) int { return cmp.Compare(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
+		slices.SortFunc(tr.Messages, func(a, b int32) int { return compareIDs(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
 		tr.order()
+		m.CausalInconsistencies += int64(tr.Inconsistencies)
 		ferr = fn(tr)
 	}
 	// join adds key k to trace ti, merging k's trace into it if k has one.
@@ -441,6 +649,8 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		a.keys = append(a.keys, b.keys...)
 		a.open += b.open
 		a.truncated = a.truncated || b.truncated
+		a.unfinished += b.unfinished
+		a.index = min(a.index, b.index)
 		traces[other] = nil
 		free = append(free, other)
 		nopen--
@@ -458,7 +668,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		// The input whose next span ends first after clock correction.
 		var in *pass2Input
 		for _, c := range ins {
-			if c.have && (in == nil || c.sp.lastWall-m.Offsets[c.node] < in.sp.lastWall-m.Offsets[in.node]) {
+			if c.have && (in == nil || m.correct(c.node, c.sp.lastWall) < m.correct(in.node, in.sp.lastWall)) {
 				in = c
 			}
 		}
@@ -530,6 +740,10 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 			}
 			t := traces[ti]
 			t.truncated = t.truncated || sp.truncated
+			if sp.unfinished {
+				t.unfinished++
+				m.UnfinishedSpans++
+			}
 			for j := range sp.events {
 				e := &sp.events[j]
 				k := int32(-1)
@@ -567,12 +781,26 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 	return ferr
 }
 
+// correct returns a raw wall time of a node in the common time: less the
+// node's clock offset at that time.
+func (m *Merger) correct(node uint16, wall int64) int64 {
+	off := m.Offsets[node]
+	if m.clock != nil {
+		off = m.clock.at(int(node), wall-off)
+	}
+	return wall - off
+}
+
+// OffsetAt returns node i's estimated clock offset at its raw wall time
+// wall, ns: corrected time = wall - offset.
+func (m *Merger) OffsetAt(i int, wall int64) int64 { return wall - m.correct(uint16(i), wall) }
+
 // event converts a raw event of input in.
 func (m *Merger) event(in *pass2Input, e *rawEvent, msg int32, seq uint32) Event {
 	ev := Event{
-		Nano: e.nano, Wall: e.wall - m.Offsets[in.node], RawWall: e.wall,
+		Nano: e.nano, Wall: m.correct(in.node, e.wall), RawWall: e.wall,
 		Msg: msg, Thread: e.thread, Span: in.span, Ordinal: in.sp.ordinal, Seq: seq,
-		Node: in.node, Kind: e.kind,
+		Node: in.node, Kind: e.kind, Unfinished: in.sp.unfinished,
 	}
 	if len(e.text) > 0 {
 		s, ok := m.texts[string(e.text)]

@@ -62,21 +62,28 @@ func (t *Trace) Payload(e *Event) string {
 // KindName returns the trace-log name of an event's kind.
 func KindName(k flowspec.Kind) string { return flowspec.LogName[k] }
 
-// WriteTrace writes a trace in the reference tool's trace-log layout:
+// WriteTrace writes a trace in the reference tool's trace-log layout, at
+// microsecond precision:
 //
 //	TRACE <n>: <k> msg
 //	<src>\t-> <dst>, ...:\t<id>
-//	HH:mm:ss.SSS|<wall delta> ms|<local delta>|<thread graph>|node|thread|Type payload
+//	duration <d>, critical path <node> -> <node> ...
+//	HH:mm:ss.SSSSSS|<wall delta> ms|<local delta>|<thread graph>|node|thread|Type payload
 //
-// Times are UTC, corrected by the node's clock offset.
+// Times are UTC, corrected by the node's clock offset; the wall delta is
+// to the previous line, in ms with 3 decimals.
 func WriteTrace(w io.Writer, t *Trace) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "TRACE %d: %d msg\n", t.Index, len(t.Messages))
 	for _, l := range t.MessageLines() {
 		fmt.Fprintf(bw, "%s\t-> %s:\t%s\n", l.From, strings.Join(l.To, ", "), l.ID)
 	}
+	fmt.Fprintf(bw, "duration %s, critical path %s\n", formatNs(t.Duration()), t.criticalPathText())
 	if t.Inconsistencies > 0 {
 		fmt.Fprintf(bw, "%d causal inconsistencies detected\n", t.Inconsistencies)
+	}
+	if t.UnfinishedSpans > 0 {
+		fmt.Fprintf(bw, "%d unfinished spans (open when recording stopped)\n", t.UnfinishedSpans)
 	}
 	evs := t.Events
 	// Columns: one per node|thread, sorted.
@@ -112,13 +119,10 @@ func WriteTrace(w io.Writer, t *Trace) error {
 		seen[k] = true
 	}
 	// Width of the wall delta.
-	maxPos, maxNeg := int64(0), int64(0)
+	width := 1
 	for i := 1; i < len(evs); i++ {
-		d := msOf(evs[i].Wall) - msOf(evs[i-1].Wall)
-		maxPos = max(maxPos, d)
-		maxNeg = max(maxNeg, -d)
+		width = max(width, len(wallDelta(evs[i].Wall-evs[i-1].Wall)))
 	}
-	width := len(strconv.FormatInt(max(maxPos, 10*maxNeg), 10))
 	lastNano := make(map[uint16]int64)
 	colLast := make([]int, len(cols)) // index of each column's last printed event, -1
 	for i := range colLast {
@@ -127,11 +131,11 @@ func WriteTrace(w io.Writer, t *Trace) error {
 	graph := make([]byte, len(cols))
 	for i := range evs {
 		e := &evs[i]
-		bw.WriteString(time.Unix(0, e.Wall).UTC().Format("15:04:05.000"))
+		bw.WriteString(time.Unix(0, e.Wall).UTC().Format("15:04:05.000000"))
 		if i == 0 {
 			fmt.Fprintf(bw, "|%s", strings.Repeat(" ", width+3))
 		} else {
-			fmt.Fprintf(bw, "|%*d ms", width, msOf(e.Wall)-msOf(evs[i-1].Wall))
+			fmt.Fprintf(bw, "|%*s ms", width, wallDelta(e.Wall-evs[i-1].Wall))
 		}
 		if last, ok := lastNano[e.Node]; ok {
 			bw.WriteString("|" + localDelta(e.Nano-last) + "|")
@@ -161,6 +165,10 @@ func WriteTrace(w io.Writer, t *Trace) error {
 	bw.WriteByte('\n')
 	return bw.Flush()
 }
+
+// wallDelta prints a wall-time difference in ms with microsecond
+// precision.
+func wallDelta(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
 
 // msOf truncates a wall time to whole milliseconds, as the reference tool
 // stores it.

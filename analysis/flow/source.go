@@ -3,6 +3,7 @@ package flow
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -57,14 +58,15 @@ type rawEvent struct {
 
 // rawSpan is one span as a source reads it; its slices are reused.
 type rawSpan struct {
-	nonCausal bool
-	in        []byte   // incoming message ID, nil for none
-	out       [][]byte // outgoing message IDs, without duplicates
-	events    []rawEvent
-	ordinal   uint32 // 1-based among the causal spans of the input, 0 for NC
-	seq       uint32 // 1-based among all spans of the input
-	lastWall  int64  // greatest wall time of its events
-	truncated bool   // a read error may have cut the span short
+	nonCausal  bool
+	in         []byte   // incoming message ID, nil for none
+	out        [][]byte // outgoing message IDs, without duplicates
+	events     []rawEvent
+	ordinal    uint32 // 1-based among the causal spans of the input, 0 for NC
+	seq        uint32 // 1-based among all spans of the input
+	lastWall   int64  // greatest wall time of its events
+	truncated  bool   // a read error or damage may have cut the span short
+	unfinished bool   // the span never ended: its work was open when recording stopped
 }
 
 // source reads one input span by span.
@@ -78,6 +80,17 @@ type source interface {
 	threads() []string
 	// warnings returns how many malformed lines or records were skipped.
 	warnings() int
+	// damaged returns the damage skipped while reading (with file, chunk
+	// and byte offset); reading went on after it.
+	damaged() []error
+	// number returns the node number the input declares, or -1.
+	number() int64
+	// fatal returns an error that makes the input unusable, found while
+	// reading (such as two nodes in one recording).
+	fatal() error
+	// corrected tells whether the input's wall times are already
+	// corrected (a span log written by Cut), known after the first span.
+	corrected() bool
 	Close() error
 }
 
@@ -91,6 +104,18 @@ func openSource(in Input) (source, error) {
 		return nil, err
 	}
 	br := bufio.NewReaderSize(rc, 1<<20)
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		rc = struct {
+			io.Reader
+			io.Closer
+		}{zr, rc}
+		br = bufio.NewReaderSize(zr, 1<<20)
+	}
 	head, _ := br.Peek(4)
 	if bytes.Equal(head, jfrMagic) {
 		return newJFRSource(in.Name, br, rc), nil
@@ -119,7 +144,15 @@ type textSource struct {
 	seq        uint32
 	buf        []byte // holds the current span's event text
 	fields     [][]byte
+	// isCorrected: the log says its wall times are corrected already.
+	isCorrected bool
 }
+
+// CorrectedClockLine follows the first line of a span log whose wall
+// times are corrected already (Cut writes it): merging such logs applies no
+// clock offsets, so a cut trace merges back to the same times. Other tools
+// skip it as an invalid line.
+const CorrectedClockLine = "# flightrec: clock corrected"
 
 func newTextSource(name string, r *bufio.Reader, c io.Closer) (*textSource, error) {
 	s := &textSource{name: name, r: r, c: c, thr: make(map[string]uint32)}
@@ -167,6 +200,10 @@ func (s *textSource) readLine() ([]byte, error) {
 func (s *textSource) node() string      { return nodeNameOf(s.name) }
 func (s *textSource) threads() []string { return s.thrNames }
 func (s *textSource) warnings() int     { return s.bad }
+func (s *textSource) damaged() []error  { return nil }
+func (s *textSource) number() int64     { return -1 }
+func (s *textSource) fatal() error      { return nil }
+func (s *textSource) corrected() bool   { return s.isCorrected }
 func (s *textSource) Close() error      { return s.c.Close() }
 
 // split splits a line at ';' as Java's String.split does: trailing empty
@@ -215,7 +252,9 @@ func (s *textSource) next(sp *rawSpan) error {
 		if bytes.HasPrefix(line, []byte("SPAN;")) || bytes.HasPrefix(line, []byte("NC;")) {
 			header = append(s.buf[:0], line...)
 			s.buf = header
-		} else if len(line) > 0 {
+		} else if string(line) == CorrectedClockLine {
+			s.isCorrected = true
+		} else if len(line) > 0 && line[0] != '#' {
 			s.bad++ // an event before any span header
 		}
 	}
@@ -239,7 +278,7 @@ func (s *textSource) next(sp *rawSpan) error {
 	// buffer so that growing it cannot move them.
 	sp.events = sp.events[:0]
 	sp.lastWall = s.originWall
-	sp.truncated = false
+	sp.truncated, sp.unfinished = false, false
 	text := s.text[:0]
 	offs := s.offs[:0]
 	for {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
@@ -17,11 +18,13 @@ import (
 type Stats struct {
 	// tag -> per-tag message statistics
 	tags map[string]*tagStats
-	// directed node pair -> matched transmission/receipt pairs, over all
-	// messages (every tag): the latency of a pair needs both directions.
-	pairs       map[[2]string]*acc
+	// node -> handling time of its spans: receipt to the span's last event
+	services    map[string]*dist
 	notSent     int
 	notReceived int
+	// Messages of nodes whose input is missing, counted apart from loss.
+	fromMissing, toMissing int
+	missing                []uint16
 
 	traceTags map[string]*traceTagStats
 
@@ -36,14 +39,15 @@ type Stats struct {
 // NewStats returns empty statistics.
 func NewStats() *Stats {
 	return &Stats{
-		tags: make(map[string]*tagStats), pairs: make(map[[2]string]*acc),
+		tags: make(map[string]*tagStats), services: make(map[string]*dist),
 		traceTags: make(map[string]*traceTagStats), interceptors: make(map[string]map[string]*acc),
 	}
 }
 
 type tagStats struct {
-	handle map[string]*acc            // receiving node -> incoming-to-handle delay
-	routes map[[2]string]*RouteCounts // sender, receiver
+	handle  map[string]*dist           // receiving node -> incoming-to-handle delay
+	routes  map[[2]string]*RouteCounts // sender, receiver
+	latency map[[2]string]*dist        // sender, receiver -> one-way latency
 }
 
 // RouteCounts are the counters of one route (sender -> receiver). Every
@@ -53,7 +57,12 @@ type tagStats struct {
 // transmission accounts for, a network duplicate (Duplicate). Total is
 // their sum.
 type RouteCounts struct {
-	Unique, Total, Discarded, Ignored, Lost, Duplicate int
+	Unique    int `json:"unique"`
+	Total     int `json:"total"`
+	Discarded int `json:"discarded"`
+	Ignored   int `json:"ignored"`
+	Lost      int `json:"lost"`
+	Duplicate int `json:"duplicate"`
 }
 
 type traceTagStats struct {
@@ -64,6 +73,7 @@ type traceTagStats struct {
 	threads    acc
 	processing acc // ns
 	wall       acc // ms
+	duration   dist
 }
 
 // acc keeps count, sum, min and max.
@@ -99,6 +109,7 @@ type spanKey struct {
 // Add accumulates one trace.
 func (s *Stats) Add(t *Trace) {
 	s.addMessages(t)
+	s.addServices(t)
 	s.addTrace(t)
 	s.addLocks(t)
 	s.addInterceptors(t)
@@ -119,6 +130,16 @@ func (s *Stats) addMessages(t *Trace) {
 			}
 		case flowspec.MessageTag:
 			msgTags[k] = append(msgTags[k], e.Text)
+		}
+	}
+	s.missing = t.m.MissingNodes
+	involvesMissing := false
+	if len(s.missing) > 0 {
+		for _, k := range t.Messages {
+			if n, ok := compactNode([]byte(t.MessageID(k))); ok && slices.Contains(s.missing, n) {
+				involvesMissing = true
+				break
+			}
 		}
 	}
 	type reception struct {
@@ -156,10 +177,18 @@ func (s *Stats) addMessages(t *Trace) {
 			}
 		}
 		if len(sends) == 0 {
-			s.notSent++
+			if n, ok := compactNode([]byte(t.MessageID(k))); ok && slices.Contains(s.missing, n) {
+				s.fromMissing++
+			} else {
+				s.notSent++
+			}
 		}
 		if len(byNode) == 0 {
-			s.notReceived++
+			if involvesMissing {
+				s.toMissing++
+			} else {
+				s.notReceived++
+			}
 		}
 		if len(sends) == 0 || len(byNode) == 0 {
 			continue
@@ -200,6 +229,11 @@ func (s *Stats) addMessages(t *Trace) {
 			// retransmission to another receiver).
 			matched := make([]bool, len(sorted))
 			lastMatched := -1
+			type sample struct {
+				from string
+				ns   int64
+			}
+			var lat []sample
 			firstHandled := true
 			for _, r := range recs {
 				j := -1
@@ -227,10 +261,11 @@ func (s *Stats) addMessages(t *Trace) {
 				matched[j] = true
 				lastMatched = max(lastMatched, j)
 				if sorted[j].Node != n {
-					// Different clocks: the offset cancels in the
-					// symmetric pair formula.
-					p := s.pair(t.NodeName(sorted[j]), to)
-					p.add(float64(r.ev.Nano - sorted[j].Nano))
+					// One way, between corrected wall clocks.
+					lat = append(lat, sample{t.NodeName(sorted[j]), r.ev.Wall - sorted[j].Wall})
+				} else {
+					// A node's delivery to itself: one monotonic clock.
+					lat = append(lat, sample{to, r.ev.Nano - sorted[j].Nano})
 				}
 			}
 			for i := 0; i < lastMatched; i++ {
@@ -252,14 +287,22 @@ func (s *Stats) addMessages(t *Trace) {
 				r.Ignored += rc.Ignored
 				r.Lost += rc.Lost
 				r.Duplicate += rc.Duplicate
+				for _, l := range lat {
+					d := ts.latency[[2]string{l.from, to}]
+					if d == nil {
+						d = &dist{}
+						ts.latency[[2]string{l.from, to}] = d
+					}
+					d.add(l.ns)
+				}
 				for _, rec := range recs {
 					if rec.handle != nil && rec.ev != rec.handle {
 						h := ts.handle[to]
 						if h == nil {
-							h = &acc{}
+							h = &dist{}
 							ts.handle[to] = h
 						}
-						h.add(float64(rec.handle.Nano - rec.ev.Nano))
+						h.add(rec.handle.Nano - rec.ev.Nano)
 					}
 				}
 			}
@@ -267,36 +310,45 @@ func (s *Stats) addMessages(t *Trace) {
 	}
 }
 
-func (s *Stats) pair(from, to string) *acc {
-	p := s.pairs[[2]string{from, to}]
-	if p == nil {
-		p = &acc{}
-		s.pairs[[2]string{from, to}] = p
-	}
-	return p
-}
-
 func (s *Stats) tag(name string) *tagStats {
 	ts := s.tags[name]
 	if ts == nil {
-		ts = &tagStats{handle: make(map[string]*acc), routes: make(map[[2]string]*RouteCounts)}
+		ts = &tagStats{handle: make(map[string]*dist), routes: make(map[[2]string]*RouteCounts), latency: make(map[[2]string]*dist)}
 		s.tags[name] = ts
 	}
 	return ts
 }
 
-// Latency returns the transport latency between two nodes in ns,
-// (avg(receipt_b - send_a) + avg(receipt_a - send_b)) / 2 over all matched
-// copies between them in both directions, each difference taken between
-// the two nodes' monotonic clocks: the unknown offset between the clocks
-// cancels if the latency is symmetric. ok is false unless both directions
-// were seen.
-func (s *Stats) Latency(a, b string) (ns float64, ok bool) {
-	ab, ba := s.pairs[[2]string{a, b}], s.pairs[[2]string{b, a}]
-	if ab == nil || ba == nil || ab.n == 0 || ba.n == 0 {
-		return math.NaN(), false
+// addServices adds the handling time of every span that received a
+// message: from its receipt to its last event, on the node's monotonic
+// clock.
+func (s *Stats) addServices(t *Trace) {
+	type span struct{ first, last int64 }
+	spans := make(map[SpanRef]*span)
+	var order []SpanRef
+	for i := range t.Events {
+		e := &t.Events[i]
+		ref := SpanRef{e.Node, e.Span}
+		sp := spans[ref]
+		if sp == nil {
+			if !isReceipt(e.Kind) || e.Ordinal == 0 {
+				continue // the span did not start with a receipt
+			}
+			sp = &span{first: e.Nano, last: e.Nano}
+			spans[ref] = sp
+			order = append(order, ref)
+		}
+		sp.first, sp.last = min(sp.first, e.Nano), max(sp.last, e.Nano)
 	}
-	return (ab.avg() + ba.avg()) / 2, true
+	for _, ref := range order {
+		name := t.m.Nodes[ref.Node]
+		d := s.services[name]
+		if d == nil {
+			d = &dist{}
+			s.services[name] = d
+		}
+		d.add(spans[ref].last - spans[ref].first)
+	}
 }
 
 // TraceTag returns a trace's tag: its distinct trace tags, sorted and
@@ -390,6 +442,7 @@ func (s *Stats) addTrace(t *Trace) {
 	ts.processing.add(float64(processing))
 	if n := len(t.Events); n > 0 {
 		ts.wall.add(float64(msOf(t.Events[n-1].Wall) - msOf(t.Events[0].Wall)))
+		ts.duration.add(t.Duration())
 	}
 }
 
@@ -538,11 +591,20 @@ type Reports struct {
 	Messages, Traces, Locks, Interceptors bool
 }
 
+// writeServices writes the handling time of each node's spans.
+func (s *Stats) writeServices(b *strings.Builder) {
+	b.WriteString("\n************\n* SERVICES *\n************\n")
+	for _, n := range slices.Sorted(maps.Keys(s.services)) {
+		fmt.Fprintf(b, "%s:\thandling %s\n", n, s.services[n])
+	}
+}
+
 // WriteText writes the chosen reports in the reference tool's layout.
 func (s *Stats) WriteText(w io.Writer, r Reports) error {
 	var b strings.Builder
 	if r.Messages {
 		s.writeMessages(&b)
+		s.writeServices(&b)
 	}
 	if r.Traces {
 		s.writeTraces(&b)
@@ -559,20 +621,33 @@ func (s *Stats) WriteText(w io.Writer, r Reports) error {
 
 // PairLine is one node pair of a tag's transport section.
 type PairLine struct {
-	A, B      string // A is printed first
-	LatencyNs *float64
-	AB, BA    *RouteCounts // A -> B and A <- B, when present in the tag
+	A string `json:"a"` // printed first
+	B string `json:"b"`
+	// Route counts and one-way latency A -> B and A <- B, when present in
+	// the tag.
+	AB        *RouteCounts `json:"aToB"`
+	BA        *RouteCounts `json:"bToA"`
+	LatencyAB *DistJSON    `json:"latencyAToB"`
+	LatencyBA *DistJSON    `json:"latencyBToA"`
+
+	latAB, latBA *dist
 }
 
 // TagMessages is the message report of one tag (or of several tags with
 // equal figures).
 type TagMessages struct {
-	Tags           []string
-	HandleUs       map[string]float64 // node -> incoming-to-handle µs
-	Pairs          []PairLine
-	AvgLatencyUs   *float64
-	UniqueMessages int
-	TotalMessages  int
+	Tags []string `json:"tags"`
+	// receiving node -> time from the receipt of a message to the start
+	// of its handling
+	IncomingToHandle map[string]*DistJSON `json:"incomingToHandle"`
+	Pairs            []PairLine           `json:"pairs"`
+	// MeanLatencyNs is the mean one-way latency of all the tag's
+	// messages, null if none was matched.
+	MeanLatencyNs  *float64 `json:"meanLatencyNs"`
+	UniqueMessages int      `json:"uniqueMessages"`
+	TotalMessages  int      `json:"totalMessages"`
+
+	handle map[string]*dist
 }
 
 // MessageReport returns the message statistics per tag, tags with equal
@@ -587,9 +662,9 @@ func (s *Stats) MessageReport() []TagMessages {
 	var texts []string
 	for _, name := range names {
 		ts := s.tags[name]
-		tm := TagMessages{Tags: []string{name}, HandleUs: make(map[string]float64)}
+		tm := TagMessages{Tags: []string{name}, IncomingToHandle: make(map[string]*DistJSON), handle: ts.handle}
 		for node, h := range ts.handle {
-			tm.HandleUs[node] = h.avg() / 1e3
+			tm.IncomingToHandle[node] = h.json()
 		}
 		seen := make(map[[2]string]bool)
 		var keys [][2]string
@@ -598,7 +673,7 @@ func (s *Stats) MessageReport() []TagMessages {
 		}
 		slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
 		var latSum float64
-		var latN int
+		var latN int64
 		for _, k := range keys {
 			a, b := k[0], k[1]
 			rev := ts.routes[[2]string{b, a}]
@@ -609,15 +684,16 @@ func (s *Stats) MessageReport() []TagMessages {
 				continue
 			}
 			seen[[2]string{a, b}] = true
-			pl := PairLine{A: a, B: b, AB: ts.routes[[2]string{a, b}]}
+			pl := PairLine{A: a, B: b, AB: ts.routes[[2]string{a, b}], latAB: ts.latency[[2]string{a, b}]}
 			if a != b { // a node's delivery to itself is one route
-				pl.BA = ts.routes[[2]string{b, a}]
+				pl.BA, pl.latBA = ts.routes[[2]string{b, a}], ts.latency[[2]string{b, a}]
 			}
-			if l, ok := s.Latency(a, b); ok {
-				us := l / 1e3
-				pl.LatencyNs = &l
-				latSum += us
-				latN++
+			pl.LatencyAB, pl.LatencyBA = pl.latAB.json(), pl.latBA.json()
+			for _, d := range []*dist{pl.latAB, pl.latBA} {
+				if d != nil {
+					latSum += d.sum
+					latN += d.n
+				}
 			}
 			for _, rc := range []*RouteCounts{pl.AB, pl.BA} {
 				if rc != nil {
@@ -629,7 +705,7 @@ func (s *Stats) MessageReport() []TagMessages {
 		}
 		if latN > 0 {
 			v := latSum / float64(latN)
-			tm.AvgLatencyUs = &v
+			tm.MeanLatencyNs = &v
 		}
 		var body strings.Builder
 		writeTagBody(&body, &tm)
@@ -645,37 +721,35 @@ func (s *Stats) MessageReport() []TagMessages {
 
 func writeTagBody(b *strings.Builder, tm *TagMessages) {
 	b.WriteString("\tIncoming to handle times:\n")
-	nodes := make([]string, 0, len(tm.HandleUs))
-	for n := range tm.HandleUs {
-		nodes = append(nodes, n)
-	}
-	slices.Sort(nodes)
-	for _, n := range nodes {
-		fmt.Fprintf(b, "\t\t%s:\t%.2f us\n", n, tm.HandleUs[n])
+	for _, n := range slices.Sorted(maps.Keys(tm.handle)) {
+		fmt.Fprintf(b, "\t\t%s:\t%s\n", n, tm.handle[n])
 	}
 	b.WriteString("\tTransport:\n")
 	route := func(rc *RouteCounts) string {
 		return fmt.Sprintf("%9d unique, %9d total, %5d discarded, %5d ignored, %5d lost, %5d duplicate",
 			rc.Unique, rc.Total, rc.Discarded, rc.Ignored, rc.Lost, rc.Duplicate)
 	}
-	for _, p := range tm.Pairs {
-		if p.LatencyNs != nil {
-			fmt.Fprintf(b, "\t\t%s\t<-> %s:\tlatency %.2f us\n", p.A, p.B, *p.LatencyNs/1e3)
-		} else {
-			fmt.Fprintf(b, "\t\t%s\t<-> %s:\tlatency unknown\n", p.A, p.B)
+	latency := func(d *dist) string {
+		if d == nil {
+			return "latency unknown"
 		}
+		return "latency " + d.String()
+	}
+	for _, p := range tm.Pairs {
 		if p.AB != nil {
 			fmt.Fprintf(b, "\t\t%s\t -> %s:\t%s\n", p.A, p.B, route(p.AB))
+			fmt.Fprintf(b, "\t\t%s\t -> %s:\t%s\n", p.A, p.B, latency(p.latAB))
 		}
 		if p.BA != nil {
 			fmt.Fprintf(b, "\t\t%s\t<-  %s:\t%s\n", p.A, p.B, route(p.BA))
+			fmt.Fprintf(b, "\t\t%s\t<-  %s:\t%s\n", p.A, p.B, latency(p.latBA))
 		}
 	}
-	avg := math.NaN()
-	if tm.AvgLatencyUs != nil {
-		avg = *tm.AvgLatencyUs
+	avg := "unknown"
+	if tm.MeanLatencyNs != nil {
+		avg = formatNs(int64(*tm.MeanLatencyNs + 0.5))
 	}
-	fmt.Fprintf(b, "\t\tAverage latency:\t%5.2f us\tUnique messages: %9d\tTotal messages: %9d\n",
+	fmt.Fprintf(b, "\t\tMean latency:\t%s\tUnique messages: %9d\tTotal messages: %9d\n",
 		avg, tm.UniqueMessages, tm.TotalMessages)
 }
 
@@ -688,6 +762,15 @@ func (s *Stats) writeMessages(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "Transmission of %d messages not detected.\n", s.notSent)
 	fmt.Fprintf(b, "%d messages have not been received at all.\n", s.notReceived)
+	if len(s.missing) > 0 {
+		nums := make([]string, len(s.missing))
+		for i, n := range s.missing {
+			nums[i] = strconv.Itoa(int(n))
+		}
+		list := strings.Join(nums, ", ")
+		fmt.Fprintf(b, "%d messages came from nodes without input (%s).\n", s.fromMissing, list)
+		fmt.Fprintf(b, "%d messages were not received in traces that involve nodes without input (%s): probably sent to them.\n", s.toMissing, list)
+	}
 }
 
 func (s *Stats) traceTagNames() []string {
@@ -715,6 +798,7 @@ func (s *Stats) writeTraces(b *strings.Builder) {
 		fmt.Fprintf(b, "\tavg %.2f nodes, avg %.2f threads (%d - %d)\n", ts.nodes.avg(), ts.threads.avg(), int(ts.threads.min), int(ts.threads.max))
 		fmt.Fprintf(b, "\tProcessing took avg %.2f us (%.2f - %.2f)\n", ts.processing.avg()/1e3, ts.processing.min/1e3, ts.processing.max/1e3)
 		fmt.Fprintf(b, "\tWall time delta %.2f ms (%d - %d)\n", ts.wall.avg(), int64(ts.wall.min), int64(ts.wall.max))
+		fmt.Fprintf(b, "\tDuration %s\n", &ts.duration)
 		b.WriteString("\n")
 	}
 }

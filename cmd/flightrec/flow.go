@@ -13,33 +13,91 @@ import (
 	"time"
 
 	"github.com/flightrec/flightrec/analysis/flow"
+	"github.com/flightrec/flightrec/analysis/flow/otlp"
 	"github.com/flightrec/flightrec/internal/cli"
 )
 
 var flowCmd = &cli.Command{
 	Name:      "flow",
-	UsageLine: "flow traces|stats|cut [flags] FILES...",
+	UsageLine: "flow traces|stats|cut|export [flags] FILES...",
 	Short:     "merge the message flow of several nodes into traces and statistics",
 	Long: `
 Flow reads one input per node, each a flightrec recording with flow events
-or a message-flow-tracer 2013 text span log (the node name comes from the
-recording, else from the file name without its extension), and merges them
-into traces: the spans connected through message IDs, one per request or
-timer-triggered operation, in causal order (a send before its receipt; a
-node's own events by its monotonic clock; then wall time corrected by the
-clock offsets estimated from the message pairs).
+(one flow.Node per recording; also .jfr.gz) or a message-flow-tracer 2013
+text span log (the node name comes from the recording, else from the file
+name without its extension), and merges them into traces: the spans
+connected through message IDs, one per request or timer-triggered
+operation, in causal order (a send before its receipt; a node's own events
+by its monotonic clock; then wall time corrected by clock offsets estimated
+per 100 ms from the fastest message each way, following drift and steps).
 
-	flow traces FILES...
-		the trace log, in message-flow-tracer's layout
+	flow traces [--tag T] [--node N] [--min-duration D] [--since T] [--until T] FILES...
+		the trace log (below); the filters keep the traces with that trace
+		or message tag, with a span on node N, lasting at least D (a Go
+		duration: 1.5ms), starting at or after --since and before --until
+		(RFC 3339 times)
 	flow stats [--messages] [--traces] [--locks] [--interceptors] FILES...
-		the statistics (all four reports unless some are chosen)
+		the statistics (all four reports unless some are chosen), then INPUTS
 	flow cut --message ID --out DIR FILES...
-		the span logs of that message's trace, DIR/<node>.txt, which
-		merge again to the same trace
+		the span logs of that message's trace, DIR/<node>.txt; they say
+		their clocks are corrected, so they merge again to the same trace
+	flow export --otlp URL [traces filters] FILES...
+		sends the traces as OpenTelemetry spans: OTLP/HTTP protobuf to
+		URL/v1/traces (http://localhost:4318), or OTLP/gRPC to
+		grpc://host:port (without TLS). One OTLP trace per flow trace, one
+		span per node's handling of a message (start and end: its first
+		and last event), parented to the span that sent the message;
+		resource service.name = the node; attributes flightrec.node,
+		flightrec.goroutine, flightrec.message.id, flightrec.message.sent,
+		flightrec.message.tags, flightrec.trace.tags, flightrec.unfinished;
+		checkpoints as span events; status error for a discarded message
+		or a rejected hand-off. IDs derive from the trace's messages, so a
+		second export of the same recordings replaces the first.
 
---json writes any report as JSON. While merging, a progress bar is shown on
-standard error when it is a terminal. Inputs that cannot be read are
-reported and count as finished; the exit status is then 1.`,
+The trace log (message-flow-tracer's layout at microsecond precision):
+
+	TRACE <n>: <k> msg          n numbers traces in the order they start
+	<from>\t-> <to>, ...:\t<id>  per message (sorted by ID, numbers by value):
+	                            the sending node, every node that handled it
+	duration <d>, critical path A -> B -> A
+	                            first to last event; the spans, linked by
+	                            messages, that led to the last receipt
+	HH:MM:SS.uuuuuu|<wall> ms|<local>|<graph>|node|thread|Type payload
+	  time: corrected wall time (UTC); wall: since the previous line, ms;
+	  local: since the node's previous event, by its own clock; graph: one
+	  column per node thread, * this event, . the thread's span goes on
+
+stats reports (times print as ns, us or ms with the precision that matters;
+"n, mean, p50, p90, p99, max" is a distribution, percentiles by nearest
+rank, exact up to 4096 values and within 1% beyond):
+
+	MESSAGES, per message tag: incoming to handle (receipt to handling, per
+	  receiving node); per route A -> B: unique (first handled copy), total,
+	  discarded, ignored (handled again), lost (transmissions before a later
+	  matched one that never arrived), duplicate (copies no transmission
+	  accounts for); the one-way latency (receipt - send, corrected clocks);
+	  mean latency of the tag. Then messages whose send or receipt is not in
+	  the inputs, and those of nodes without input, counted apart.
+	SERVICES: per node, handling time of its spans (receipt to last event).
+	TRACES, per trace tag: traces and messages (avg, min - max), message tag
+	  combinations, nodes and thread segments, processing (sum of segments),
+	  wall delta (whole ms), duration.
+	LOCKS: locking traces, successful and failed locks, acquire, fail and
+	  hold times. INTERCEPTORS: self time per Command@Interceptor.
+	INPUTS: per node its file, node number and clock offset; nodes without
+	  input (numbers seen in message IDs); incomplete traces, unfinished
+	  spans (open when recording stopped: kept, marked); clock
+	  inconsistencies; damage (file, chunk, byte offset).
+
+--json writes any report as JSON: camelCase keys, units in the names
+(durationNs, meanLatencyNs, wallNs; distributions as count, meanNs, minNs,
+p50Ns, p90Ns, p99Ns, maxNs). A progress bar is shown on standard error when
+it is a terminal, or with --progress; it counts the first pass's events,
+then the merge's. Damaged inputs (a truncated or corrupt recording) are
+used up to the damage and from the next intact chunk on; every damage is
+reported on standard error and in INPUTS, and the exit status is then 1,
+after the results. Inputs without flow events, two inputs with one node
+number and two nodes in one recording are refused.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "write the report as JSON")
 		fs.Bool("messages", false, "stats: the messages report")
@@ -48,6 +106,13 @@ reported and count as finished; the exit status is then 1.`,
 		fs.Bool("interceptors", false, "stats: the interceptors report")
 		fs.String("message", "", "cut: a message ID of the trace to cut")
 		fs.String("out", "", "cut: the directory to write the span logs to")
+		fs.String("tag", "", "traces: only traces with this trace or message tag")
+		fs.String("node", "", "traces: only traces with a span on this node")
+		fs.Duration("min-duration", 0, "traces: only traces lasting at least this long")
+		fs.String("since", "", "traces: only traces starting at or after this RFC 3339 time")
+		fs.String("until", "", "traces: only traces starting before this RFC 3339 time")
+		fs.String("otlp", "", "export: the OTLP endpoint, http(s)://host:port[/path] or grpc://host:port")
+		fs.Bool("progress", false, "show a progress bar on standard error even when it is not a terminal")
 	},
 	Run: runFlow,
 }
@@ -60,7 +125,7 @@ func flagString(fs *flag.FlagSet, name string) string { return fs.Lookup(name).V
 
 func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef("expected traces, stats or cut")
+		return cli.Usagef("expected traces, stats, cut or export")
 	}
 	sub, files := args[0], args[1:]
 	if len(files) == 0 {
@@ -72,7 +137,7 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 		Locks: flagBool(fs, "locks"), Interceptors: flagBool(fs, "interceptors"),
 	}
 	switch sub {
-	case "traces", "cut":
+	case "traces", "cut", "export":
 		if reports != (flow.Reports{}) {
 			return cli.Usagef("--messages, --traces, --locks and --interceptors are flags of flow stats")
 		}
@@ -81,7 +146,36 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 			reports = flow.Reports{Messages: true, Traces: true, Locks: true, Interceptors: true}
 		}
 	default:
-		return cli.Usagef("unknown flow command %q: expected traces, stats or cut", sub)
+		return cli.Usagef("unknown flow command %q: expected traces, stats, cut or export", sub)
+	}
+	var filter flow.Filter
+	filter.Tag, filter.Node = flagString(fs, "tag"), flagString(fs, "node")
+	filter.MinDuration = int64(fs.Lookup("min-duration").Value.(flag.Getter).Get().(time.Duration))
+	for _, b := range []struct {
+		name string
+		to   *int64
+	}{{"since", &filter.Since}, {"until", &filter.Until}} {
+		if v := flagString(fs, b.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return cli.Usagef("--%s: %v", b.name, err)
+			}
+			*b.to = t.UnixNano()
+		}
+	}
+	if sub != "traces" && sub != "export" && filter != (flow.Filter{}) {
+		return cli.Usagef("--tag, --node, --min-duration, --since and --until are flags of flow traces and flow export")
+	}
+	endpoint := flagString(fs, "otlp")
+	if (sub == "export") != (endpoint != "") {
+		return cli.Usagef("flow export needs --otlp URL, a flag of flow export only")
+	}
+	var exporter *otlp.Exporter
+	if sub == "export" {
+		var err error
+		if exporter, err = otlp.NewExporter(endpoint); err != nil {
+			return cli.Usagef("%v", err)
+		}
 	}
 	message, outDir := flagString(fs, "message"), flagString(fs, "out")
 	if sub == "cut" && (message == "" || outDir == "") {
@@ -95,7 +189,7 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 		inputs[i] = flow.FileInput(f)
 	}
 	opts := &flow.Options{}
-	if bar := newProgressBar(env.Stderr); bar != nil {
+	if bar := newProgressBar(env.Stderr, flagBool(fs, "progress")); bar != nil {
 		opts.Progress = bar.update
 		defer bar.done()
 	}
@@ -113,6 +207,9 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 		fn = func(t *flow.Trace) error {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if !filter.Match(t) {
+				return nil
 			}
 			if !asJSON {
 				return flow.WriteTrace(out, t)
@@ -133,6 +230,13 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 		fn = func(t *flow.Trace) error {
 			stats.Add(t)
 			return ctx.Err()
+		}
+	case "export":
+		fn = func(t *flow.Trace) error {
+			if !filter.Match(t) {
+				return ctx.Err()
+			}
+			return exporter.Add(ctx, t)
 		}
 	case "cut":
 		fn = func(t *flow.Trace) error {
@@ -157,23 +261,41 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	switch sub {
 	case "traces":
 		if asJSON {
-			out.WriteString("],\n")
-			tail, err := json.Marshal(mergeSummary(m))
+			out.WriteString("],\n\"inputs\":")
+			tail, err := json.Marshal(m.Inputs())
 			if err != nil {
 				return err
 			}
-			out.Write(tail[1:]) // the summary's fields continue the object
-			out.WriteString("\n")
+			out.Write(tail)
+			out.WriteString("}\n")
+		} else if err := m.WriteInputs(out); err != nil {
+			return err
 		}
 	case "stats":
 		if asJSON {
-			b, err := json.MarshalIndent(stats.JSON(reports), "", "  ")
+			doc := stats.JSON(reports)
+			in := m.Inputs()
+			doc.Inputs = &in
+			b, err := json.MarshalIndent(doc, "", "  ")
 			if err != nil {
 				return err
 			}
 			out.Write(b)
 			out.WriteString("\n")
-		} else if err := stats.WriteText(out, reports); err != nil {
+		} else {
+			if err := stats.WriteText(out, reports); err != nil {
+				return err
+			}
+			if err := m.WriteInputs(out); err != nil {
+				return err
+			}
+		}
+	case "export":
+		if err := exporter.Close(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "exported %d traces, %d spans to %s\n", exporter.Traces, exporter.Spans, endpoint)
+		if err := m.WriteInputs(out); err != nil {
 			return err
 		}
 	case "cut":
@@ -209,25 +331,6 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	return nil
 }
 
-// summary closes the JSON object of flow traces --json.
-type summary struct {
-	Nodes                []string `json:"nodes"`
-	OffsetsNs            []int64  `json:"clockOffsetsNs"`
-	ClockInconsistencies int      `json:"clockInconsistencies"`
-	Traces               int      `json:"traceCount"`
-	Incomplete           int      `json:"incompleteTraces"`
-	Errors               []string `json:"errors"`
-}
-
-func mergeSummary(m *flow.Merger) summary {
-	s := summary{Nodes: m.Nodes, OffsetsNs: m.Offsets, ClockInconsistencies: m.ClockInconsistencies,
-		Traces: m.TracesOut, Incomplete: m.IncompleteTraces, Errors: []string{}}
-	for _, e := range m.Errors {
-		s.Errors = append(s.Errors, e.Error())
-	}
-	return s
-}
-
 // progressBar draws the merge's progress on a terminal, at most ten times
 // a second.
 type progressBar struct {
@@ -236,9 +339,12 @@ type progressBar struct {
 	shown bool
 }
 
-// newProgressBar returns nil unless w is a terminal: a bar in a log file
-// or a pipe is noise.
-func newProgressBar(w io.Writer) *progressBar {
+// newProgressBar returns nil unless w is a terminal (a bar in a log file
+// or a pipe is noise) or force is set.
+func newProgressBar(w io.Writer, force bool) *progressBar {
+	if force {
+		return &progressBar{w: w}
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return nil
@@ -256,6 +362,12 @@ func (p *progressBar) update(done, total int64) {
 		return
 	}
 	p.last = now
+	if total < 0 {
+		// The first pass: the total is not known yet.
+		fmt.Fprintf(p.w, "\r[pass 1: counting] %d events", done)
+		p.shown = true
+		return
+	}
 	frac := 1.0
 	if total > 0 {
 		frac = min(float64(done)/float64(total), 1)

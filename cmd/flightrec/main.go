@@ -6,7 +6,6 @@ import (
 	"flag"
 	"os"
 	"os/signal"
-	"runtime/debug"
 
 	"github.com/flightrec/flightrec/internal/cli"
 	"github.com/flightrec/flightrec/internal/mmapfile"
@@ -28,16 +27,16 @@ func run(ctx context.Context, args []string, stdout, stderr *os.File) int {
 func guarded(c *cli.Command) *cli.Command {
 	run := c.Run
 	g := *c
-	g.Run = func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) (err error) {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer mmapfile.Guard(&err)
-		return run(ctx, env, fs, args)
+	g.Run = func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
+		return mmapfile.Protect(func() error { return run(ctx, env, fs, args) })
 	}
 	return &g
 }
 
 func commands() []*cli.Command {
-	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd}
+	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
+		probeCmd, exportCmd, viewCmd,
+	}
 	cmds = append(cmds, ctlCmd, assembleCmd)
 	for i, c := range cmds {
 		cmds[i] = guarded(c)

@@ -41,9 +41,6 @@ status is 1.`,
 			Events:     fs.Lookup("events").Value.String(),
 			Categories: fs.Lookup("categories").Value.String(),
 		}
-		if err := jfrtool.PrintMetadata(env.Stdout, rec.Reader, opts); err != nil {
-			return rec.fileError(err)
-		}
-		return nil
+		return rec.read(func() error { return jfrtool.PrintMetadata(env.Stdout, rec.Reader, opts) })
 	},
 }

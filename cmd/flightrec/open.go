@@ -71,6 +71,10 @@ func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data
 
 func (r *recording) Close() error { return r.close() }
 
+// read runs f, which reads r, and names the file in its error. A mapped
+// file that shrinks while f reads it makes an error too, not a crash.
+func (r *recording) read(f func() error) error { return r.fileError(mmapfile.Protect(f)) }
+
 // fileError prefixes an error with the file name, as every report of bad
 // input names the file.
 func (r *recording) fileError(err error) error { return fileError(r.name, err) }

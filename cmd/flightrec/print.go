@@ -69,10 +69,7 @@ status is 1.`,
 			return err
 		}
 		defer rec.Close()
-		if err := jfrtool.Print(env.Stdout, rec.Reader, format, opts); err != nil {
-			return rec.fileError(err)
-		}
-		return nil
+		return rec.read(func() error { return jfrtool.Print(env.Stdout, rec.Reader, format, opts) })
 	},
 }
 

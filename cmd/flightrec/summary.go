@@ -42,10 +42,12 @@ status is 1.`,
 				return err
 			}
 			defer rec.Close()
-			s, rerr = jfrtool.Summarize(rec.Reader)
-			rerr = fileError(args[0], rerr)
+			rerr = rec.read(func() (err error) {
+				s, err = jfrtool.Summarize(rec.Reader)
+				return err
+			})
 		}
-		if s.Chunks > 0 || rerr == nil {
+		if s != nil && (s.Chunks > 0 || rerr == nil) {
 			if err := s.WriteText(env.Stdout); err != nil {
 				return err
 			}

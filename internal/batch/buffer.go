@@ -11,9 +11,19 @@ import (
 // is handed off early.
 const (
 	BufferSize = 128 << 10
-	setSize    = 256 // power of two
-	setLimit   = setSize * 3 / 4
-	stackWords = 4 << 10
+	// MaxEventSize bounds an event's record as the emit path reckons it
+	// (its fixed fields' largest size plus its strings' lengths): a
+	// larger event never fits a buffer and is dropped, and counted.
+	MaxEventSize = BufferSize
+	setSize      = 256 // power of two
+	setLimit     = setSize * 3 / 4
+	// threadSetSize (a power of two) bounds the distinct goroutines one
+	// buffer's events refer to: with thousands of goroutines emitting,
+	// a smaller set sent buffers off nearly empty (256: 2% full), and
+	// the flusher could not recycle them fast enough.
+	threadSetSize = 4096
+	threadLimit   = threadSetSize * 3 / 4
+	stackWords    = 4 << 10
 	// funcSetSize (a power of two) bounds the distinct functions (Func
 	// fields) one buffer's events refer to.
 	funcSetSize = 64
@@ -22,12 +32,40 @@ const (
 
 // Buffer is a per-P buffer of encoded event records.
 //
-// Only the P it is installed on writes to it, while pinned. After each
-// event the writer publishes how much of the buffer is complete (one plain
-// store; see publish), and the flusher may take that much at any time while
-// the writer goes on filling the rest. So neither side locks: the flusher
-// takes the published part of live buffers at every chunk cut, and the rest
-// of each buffer once the writer hands it off full.
+// # The publish protocol
+//
+// This is the one place the protocol between the emit path (the writer)
+// and the recorder's flusher (the reader) is written down.
+//
+//  1. Ownership. A buffer installed in a P's Slot has one writer at a
+//     time: the goroutine pinned to that P (package pin). It alone
+//     writes data, the sets and the counts, with plain stores; no lock.
+//  2. Publication. After each complete event, Commit stores the packed
+//     extent (bytes, threads, stack words, strings, functions: pack) into
+//     committed with sync/atomic's StoreUint64. Everything the writer
+//     wrote to the buffer before that store happens before any Take that
+//     loads the value (or a later one) with LoadUint64: the Go memory
+//     model's rule for sync/atomic, which the race detector checks. The
+//     same code runs with and without -race.
+//  3. Reading a live buffer. At a chunk cut the flusher (Session.Live)
+//     Takes the published prefix of each installed buffer: records from
+//     its previous Take (taken, the flusher's own field) up to the loaded
+//     extent, and the first entries of the append-only lists. The writer
+//     only ever writes past the published extent and appends to the
+//     lists, so the flusher never reads a byte being written.
+//  4. Hand-off. A full buffer leaves its Slot (an atomic pointer) and goes
+//     through the Full channel; the channel send happens before the
+//     flusher's receive, so the flusher then owns the whole buffer. It
+//     Resets it (an atomic store of committed, which a later writer
+//     follows through the free channel) and returns it through Recycle.
+//  5. End of a session. No writer may still be in a buffer when the
+//     flusher takes its last look: Activate(nil) stops new events, and
+//     pin.Quiesce waits for those being written.
+//
+// Cost: on amd64 the atomic store is an XCHG (a full fence), against a
+// plain MOV, which x86 orders the same way but which the memory model
+// does not count as synchronisation. README's BenchmarkEmit figures
+// include it.
 type Buffer struct {
 	// committed packs the counts of bytes, threads, stack words, strings
 	// and functions (see pack) as of the last complete event; the writer
@@ -42,7 +80,7 @@ type Buffer struct {
 	counts    uint64
 	lastG     uint64
 	nstacks   int
-	threadSet [setSize]uint64
+	threadSet [threadSetSize]uint64
 	stackSet  [setSize]uint64
 	strCache  [strCacheSize]strSlot
 	nstrs     int
@@ -53,9 +91,9 @@ type Buffer struct {
 	taken int
 
 	data    [BufferSize]byte
-	threads [setLimit]uint64   // goroutine ids the events refer to, each once
-	strs    [setLimit]uint64   // keys of the pooled strings they refer to
-	funcs   [funcLimit]uintptr // entry PCs of the functions they refer to
+	threads [threadLimit]uint64 // goroutine ids the events refer to, each once
+	strs    [setLimit]uint64    // keys of the pooled strings they refer to
+	funcs   [funcLimit]uintptr  // entry PCs of the functions they refer to
 	// stacks holds the stack traces the events refer to, each once, as
 	// key, depth, pcs..., key, depth, pcs...
 	stacks [stackWords]uintptr
@@ -69,7 +107,7 @@ func NewBuffer() *Buffer { return new(Buffer) }
 func (b *Buffer) Reset() {
 	b.n, b.nthreads, b.nstack, b.nstacks, b.nstrs = 0, 0, 0, 0, 0
 	b.lastG = 0
-	b.threadSet = [setSize]uint64{}
+	b.threadSet = [threadSetSize]uint64{}
 	b.stackSet = [setSize]uint64{}
 	b.strCache = [strCacheSize]strSlot{}
 	b.funcSet = [funcSetSize]uintptr{}
@@ -89,20 +127,20 @@ func (b *Buffer) Tail() []byte { return b.data[b.n:] }
 // new extent to the flusher.
 func (b *Buffer) Commit(n int) {
 	b.n += n
-	publish(&b.committed, uint64(b.n)|b.counts)
+	atomic.StoreUint64(&b.committed, uint64(b.n)|b.counts)
 }
 
 // recount updates counts after a count changed.
 func (b *Buffer) recount() { b.counts = pack(0, b.nthreads, b.nstack, b.nstrs, b.nfuncs) }
 
-// pack packs the counts of Commit into one word: bytes (18 bits), threads,
-// stack words (14), strings and functions (8 each).
+// pack packs the counts of Commit into one word: bytes (18 bits), threads
+// (12), stack words (14), strings and functions (8 each).
 func pack(n, threads, stack, strs, funcs int) uint64 {
-	return uint64(n) | uint64(threads)<<20 | uint64(stack)<<28 | uint64(strs)<<44 | uint64(funcs)<<52
+	return uint64(n) | uint64(threads)<<18 | uint64(stack)<<30 | uint64(strs)<<44 | uint64(funcs)<<52
 }
 
 func unpack(c uint64) (n, threads, stack, strs, funcs int) {
-	return int(c & (1<<20 - 1)), int(c >> 20 & 0xff), int(c >> 28 & (1<<16 - 1)), int(c >> 44 & 0xff), int(c >> 52 & 0xff)
+	return int(c & (1<<18 - 1)), int(c >> 18 & (1<<12 - 1)), int(c >> 30 & (1<<14 - 1)), int(c >> 44 & 0xff), int(c >> 52 & 0xff)
 }
 
 // SameThread tells whether g is the goroutine the buffer's last event
@@ -202,11 +240,6 @@ func (b *Buffer) Take() Taken {
 	b.taken = n
 	return t
 }
-
-// StackKey is the pool key of a stack: 42 bits of its hash (6-byte
-// varints; a collision among 10,000 distinct stacks in a chunk has odds of
-// about 1 in 100,000), never 0.
-func StackKey(pcs []uintptr) uint64 { return stack.Hash(pcs)&(1<<42-1) | 1 }
 
 // Slot holds the buffer of one P, and room to capture a stack trace in.
 type Slot struct {

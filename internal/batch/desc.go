@@ -1,8 +1,11 @@
 package batch
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/flightrec/flightrec/internal/spec"
 )
@@ -131,9 +134,16 @@ var (
 	version atomic.Uint64
 )
 
-// Register adds d to the registry and assigns its id.
-func Register(d *Desc) {
+// Register adds d to the registry and assigns its id, or returns an error
+// if a type of its name is registered already.
+func Register(d *Desc) error {
 	regMu.Lock()
+	for _, o := range reg {
+		if o.Name == d.Name {
+			regMu.Unlock()
+			return fmt.Errorf("%s defined twice", d.Name)
+		}
+	}
 	// The recorder's metadata builder assigns the same ids: it adds the
 	// types in this order first.
 	d.ID = spec.UserID(len(reg))
@@ -145,6 +155,7 @@ func Register(d *Desc) {
 	if h != nil {
 		(*h)(d)
 	}
+	return nil
 }
 
 // Types returns the registered types in id order, and the registry's
@@ -171,3 +182,30 @@ func OnRegister(f func(*Desc)) {
 // Short tells whether a timed event lasting dur ticks is below the type's
 // threshold, and so not recorded.
 func (d *Desc) Short(dur int64) bool { return dur < d.Threshold.Load() }
+
+// CheckName returns an error unless name is a dotted Java identifier
+// (app.HTTPRequest), as the class name of an event type must be for JFR
+// readers to accept the file.
+func CheckName(name string) error {
+	for _, part := range strings.Split(name, ".") {
+		if !JavaIdentifier(part) {
+			return fmt.Errorf("name %q is not a dotted Java identifier (such as app.HTTPRequest)", name)
+		}
+	}
+	return nil
+}
+
+// JavaIdentifier tells whether s is a Java identifier (without checking
+// for keywords, which JFR readers accept): a letter, _ or $, then letters,
+// digits, _ or $.
+func JavaIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !unicode.IsLetter(r) && r != '_' && r != '$' && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
+}

@@ -11,9 +11,10 @@
 //
 // A buffer has one writer, the goroutine pinned to its P, and no lock:
 // after each event the writer publishes how much is complete with one
-// plain store, and the flusher may take that much at any time (at a chunk
+// atomic store, and the flusher may take that much at any time (at a chunk
 // cut) while the writer fills the rest; a full buffer is handed off
-// through a channel and holds no more writes. Nothing is allocated and
+// through a channel and holds no more writes. Buffer's comment sets the
+// protocol out. Nothing is allocated and
 // nothing blocks on the emit path; when no empty buffer is available the
 // event is dropped and counted.
 package batch

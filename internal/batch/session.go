@@ -38,6 +38,8 @@ type Session struct {
 
 	DroppedEvents atomic.Uint64
 	DroppedBytes  atomic.Uint64
+
+	stacks stackIDs
 }
 
 // NewSession allocates n buffers.
@@ -47,6 +49,7 @@ func NewSession(n int) *Session {
 		Full:   make(chan *Buffer, n),
 		Wake:   make(chan struct{}, 1),
 		wakeAt: max(1, n/16),
+		stacks: stackIDs{slots: make([]atomic.Uint64, stackSlots)},
 	}
 	for range n {
 		s.free <- NewBuffer()
@@ -110,7 +113,8 @@ func (s *Session) Behind() bool { return len(s.free) < cap(s.free)/2 }
 // Buffers returns how many buffers the session has.
 func (s *Session) Buffers() int { return cap(s.free) }
 
-// Drop counts an event of about n bytes that could not be recorded.
+// Drop counts an event of n bytes (its encoded size) that could not be
+// recorded.
 func (s *Session) Drop(n int) {
 	s.DroppedEvents.Add(1)
 	s.DroppedBytes.Add(uint64(n))

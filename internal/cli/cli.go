@@ -17,6 +17,9 @@ type Command struct {
 	Long      string // the help text
 	// SetFlags declares the command's flags on fs; it may be nil.
 	SetFlags func(fs *flag.FlagSet)
+	// KeepDashDash keeps a "--" among the positional arguments Run gets,
+	// for commands whose arguments continue with another command line.
+	KeepDashDash bool
 	// Run runs the command with its parsed flags and remaining arguments.
 	Run func(ctx context.Context, env *Env, fs *flag.FlagSet, args []string) error
 }
@@ -79,7 +82,7 @@ func Main(ctx context.Context, env *Env, cmds []*Command, args []string) int {
 	if c.SetFlags != nil {
 		c.SetFlags(fs)
 	}
-	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
+	if err := fs.Parse(interleave(fs, args[1:], c.KeepDashDash)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(env.Stdout, env.Program, c)
 			return 0
@@ -107,11 +110,14 @@ func Main(ctx context.Context, env *Env, cmds []*Command, args []string) int {
 // interleave moves flags that follow positional arguments to the front, so
 // `print FILE --json` works as `print --json FILE` does (as jfr allows).
 // Everything after "--" stays positional.
-func interleave(fs *flag.FlagSet, args []string) []string {
+func interleave(fs *flag.FlagSet, args []string, keepDashDash bool) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			if keepDashDash {
+				pos = append(pos, a)
+			}
 			pos = append(pos, args[i+1:]...)
 			break
 		}

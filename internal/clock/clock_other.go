@@ -2,13 +2,15 @@
 
 package clock
 
-var base = nanotime()
+// tscAvailable is false: ticks come from nanotime here.
+const tscAvailable = false
 
-// nominal: a tick is a nanosecond.
-const nominal = 1e9
+func invariantTSC() bool { return false }
+
+var monoBase = nanotime()
 
 //go:nosplit
-func now() int64 { return nanotime() - base }
+func now() int64 { return nanotime() - monoBase }
 
 // GWord is false: NowAndGWord does not read the goroutine here.
 const GWord = false

@@ -22,6 +22,8 @@ const (
 	MessageTag           // business meaning of the message being handled
 	TraceTag             // business meaning of the whole trace
 	NonCausalSend        // a send not caused by the span's message (retransmission, heartbeat)
+	Attribute            // a key/value attribute of the span
+	Error                // the span's work failed: the text says why
 	NumKinds
 )
 
@@ -44,6 +46,8 @@ var LogName = [NumKinds]string{
 	MessageTag:      "MsgTag",
 	TraceTag:        "FlowTag",
 	NonCausalSend:   "Retransmission",
+	Attribute:       "Attribute",
+	Error:           "Error",
 }
 
 // KindOfLogName returns the kind a span log names, or Invalid. MsgProcStart
@@ -81,8 +85,12 @@ const (
 	FieldMessageText = "messageText"
 	// FieldToken is a long identifying the hand-off token.
 	FieldToken = "token"
-	// FieldText is a String: checkpoint text, stack, tag.
+	// FieldText is a String: checkpoint text, stack, tag, attribute
+	// value, error message.
 	FieldText = "text"
+	// FieldKey is the String key of an Attribute event. A span log
+	// writes an attribute's payload as key=value.
+	FieldKey = "key"
 
 	// Fields of the span record.
 	FieldNonCausal    = "nonCausal"    // boolean
@@ -93,6 +101,9 @@ const (
 
 	// FieldNodeName is the String field of NodeEvent.
 	FieldNodeName = "name"
+	// FieldNodeNumber is the long field of NodeEvent: the node part of the
+	// compact message IDs the node makes.
+	FieldNodeNumber = "number"
 )
 
 // Names of the JFR event types that are not flow events of one kind.
@@ -102,7 +113,8 @@ const (
 	// written when the span's reference count drops to zero, after all of
 	// the span's events.
 	SpanEvent = "flightrec.flow.Span"
-	// NodeEvent names the node that wrote the recording.
+	// NodeEvent names the node that wrote the recording and gives its
+	// number. A recording holds one node.
 	NodeEvent = "flightrec.flow.Node"
 )
 
@@ -149,7 +161,7 @@ func ev(name, label string, k Kind, extra ...Field) EventType {
 // Events is the table of flow JFR event types, in the order a recorder
 // should register them.
 var Events = []EventType{
-	{Name: NodeEvent, Label: "Flow Node", Fields: []Field{{FieldNodeName, String, "Name"}}},
+	{Name: NodeEvent, Label: "Flow Node", Fields: []Field{{FieldNodeName, String, "Name"}, {FieldNodeNumber, Long, "Number"}}},
 	ev("flightrec.flow.Received", "Bytes Received", Received, msgF, msgTextF),
 	ev("flightrec.flow.HandoffStarted", "Hand-off Started", HandoffStarted, tokenF),
 	ev("flightrec.flow.HandoffTaken", "Hand-off Taken", HandoffTaken, tokenF),
@@ -165,6 +177,8 @@ var Events = []EventType{
 	ev("flightrec.flow.MessageTag", "Message Tag", MessageTag, textF),
 	ev("flightrec.flow.TraceTag", "Trace Tag", TraceTag, textF),
 	ev("flightrec.flow.NonCausalSend", "Non-causal Send", NonCausalSend, msgF, msgTextF),
+	ev("flightrec.flow.Attribute", "Span Attribute", Attribute, Field{FieldKey, String, "Key"}, textF),
+	ev("flightrec.flow.Error", "Span Error", Error, textF),
 	{Name: SpanEvent, Label: "Flow Span", Fields: []Field{
 		spanF,
 		{FieldNonCausal, Boolean, "Non-causal"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flightrec/flightrec/internal/mmapfile"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -222,13 +223,17 @@ func (p *printer) renderParallel(c *jfr.Chunk, em emitter, workers int) error {
 				}
 				wp.out = wp.out[:0]
 				wem.setCount(base + b*batchEvents)
-				var err error
-				for i := b * batchEvents; i < min((b+1)*batchEvents, len(p.recs)); i++ {
-					if err = c.DecodeEvent(p.recs[i].rec, &ev); err != nil {
-						break
+				// The recording may be a mapped file, which faults if
+				// it shrinks: an error, not a crash.
+				err := mmapfile.Protect(func() error {
+					for i := b * batchEvents; i < min((b+1)*batchEvents, len(p.recs)); i++ {
+						if err := c.DecodeEvent(p.recs[i].rec, &ev); err != nil {
+							return err
+						}
+						wem.event(&ev)
 					}
-					wem.event(&ev)
-				}
+					return nil
+				})
 				select {
 				case done[w] <- result{wp.out, err}:
 				case <-stop:

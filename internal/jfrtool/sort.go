@@ -3,6 +3,7 @@ package jfrtool
 import (
 	"sync"
 
+	"github.com/flightrec/flightrec/internal/mmapfile"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -14,23 +15,24 @@ func endTimes(c *jfr.Chunk, recs []sortRec, workers int) error {
 	const minPart = 8192
 	parts := max(1, min(workers, len(recs)/minPart))
 	errs := make([]error, parts)
-	decode := func(w int) {
+	decode := func(w int) error {
 		var ev jfr.Event
 		lo, hi := w*len(recs)/parts, (w+1)*len(recs)/parts
 		for i := lo; i < hi; i++ {
 			if err := c.DecodeEvent(recs[i].rec, &ev); err != nil {
-				errs[w] = err
-				return
+				return err
 			}
 			recs[i].end = ev.StartTicks() + ev.DurationTicks()
 		}
+		return nil
 	}
 	if parts == 1 {
-		decode(0)
+		errs[0] = decode(0)
 	} else {
 		var wg sync.WaitGroup
 		for w := range parts {
-			wg.Go(func() { decode(w) })
+			// A worker reads the recording, which may be a mapped file.
+			wg.Go(func() { errs[w] = mmapfile.Protect(func() error { return decode(w) }) })
 		}
 		wg.Wait()
 	}

@@ -4,5 +4,6 @@
 // not available, Open reports ErrNotSupported and callers stream instead.
 //
 // A mapped file that shrinks while it is read makes the next access fault;
-// callers turn faults into errors with debug.SetPanicOnFault and Guard.
+// callers turn faults into errors by reading through Protect, in every
+// goroutine that reads the mapping.
 package mmapfile

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 )
 
 // ErrNotSupported means this platform cannot map files.
@@ -62,21 +63,30 @@ func Open(name string) (*File, error) {
 	return m, nil
 }
 
-// Guard turns a memory fault raised while reading a mapped file (the file
-// shrank underneath) into an error in *err. Use it as
-//
-//	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-//	defer mmapfile.Guard(&err)
-//
-// in the goroutine that reads the mapping.
-func Guard(err *error) {
+// Protect runs f with a memory fault raised while it reads a mapped file
+// (the file shrank underneath) turned into an error. Faults are per
+// goroutine: every goroutine that reads a mapping runs its reads through
+// Protect, or one fault crashes the process.
+func Protect(f func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer guard(&err)
+	return f()
+}
+
+// guard turns a recovered memory fault into an error in *err and
+// re-raises any other panic.
+func guard(err *error) {
 	r := recover()
 	if r == nil {
 		return
 	}
 	if re, ok := r.(interface{ Addr() uintptr }); ok {
-		*err = fmt.Errorf("the file changed while it was read (memory fault at %#x)", re.Addr())
+		*err = fmt.Errorf("%w (memory fault at %#x)", ErrChanged, re.Addr())
 		return
 	}
 	panic(r)
 }
+
+// ErrChanged is the error Protect returns when the mapped file shrank
+// while it was read.
+var ErrChanged = errors.New("the file changed while it was read")

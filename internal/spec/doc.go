@@ -1,7 +1,9 @@
 // Package spec is the one table of built-in JDK Flight Recorder declarations
 // that flightrec writes: the primitive classes, the jdk.jfr annotation types,
 // the JDK 17 layouts of the constant-pool types (threads, stack traces,
-// methods, classes...) and the implicit fields every event starts with.
+// methods, classes...), the implicit fields every event starts with, and
+// the JDK 17 layouts of the jdk.* events the recorder writes or declares
+// (JDKEvents), with the constants of their enumerations.
 //
 // The writer generates each chunk's metadata from this table, and the Go
 // event recorder declares its events against it, so the two cannot drift

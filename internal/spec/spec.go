@@ -88,6 +88,7 @@ const (
 	Relational     = "jdk.jfr.Relational"
 	TransitionFrom = "jdk.jfr.TransitionFrom"
 	TransitionTo   = "jdk.jfr.TransitionTo"
+	GcID           = "jdk.types.GcId" // relational: events of one GC cycle share it
 )
 
 // Constant-pool type names.
@@ -104,6 +105,11 @@ const (
 	StackFrame  = "jdk.types.StackFrame"
 	FrameType   = "jdk.types.FrameType"
 	ThreadState = "jdk.types.ThreadState"
+	GCName      = "jdk.types.GCName"
+	GCCause     = "jdk.types.GCCause"
+	GCWhen      = "jdk.types.GCWhen"
+	// VirtualSpace is a struct written inline, not a pool.
+	VirtualSpace = "jdk.types.VirtualSpace"
 )
 
 // Units of the Timestamp, Timespan and DataAmount annotations.
@@ -174,10 +180,6 @@ func label(s string) Annotation { return Annotation{Type: Label, Values: []strin
 
 func desc(s string) Annotation { return Annotation{Type: Description, Values: []string{s}} }
 
-// contentType marks an annotation class as a content type. Without it `jfr
-// print` shows values without units (1024 instead of 1.0 kB).
-var contentType = []Annotation{{Type: ContentType}}
-
 func f(name, typ, lbl string, more ...Annotation) Field {
 	return Field{Name: name, Type: typ, Annotations: append([]Annotation{label(lbl)}, more...)}
 }
@@ -185,6 +187,39 @@ func f(name, typ, lbl string, more ...Annotation) Field {
 func cp(name, typ, lbl string, more ...Annotation) Field {
 	fd := f(name, typ, lbl, more...)
 	fd.ConstantPool = true
+	return fd
+}
+
+// labelled returns the label and description annotations of an
+// annotation class, as the JDK declares them.
+func labelled(lbl, description string) []Annotation {
+	return []Annotation{label(lbl), desc(description)}
+}
+
+// content returns the annotations of a content-type annotation class.
+// Without @ContentType `jfr print` shows values without units (1024
+// instead of 1.0 kB).
+func content(lbl, description string) []Annotation {
+	return append([]Annotation{{Type: ContentType}}, labelled(lbl, description)...)
+}
+
+// described returns fd as the JDK declares its unsigned numbers: @Unsigned,
+// the content type or relation (with its unit, if any), the label and the
+// description (if any).
+func described(fd Field, description, contentType, unit string) Field {
+	as := []Annotation{{Type: Unsigned}}
+	if contentType != "" {
+		ct := Annotation{Type: contentType}
+		if unit != "" {
+			ct.Values = []string{unit}
+		}
+		as = append(as, ct)
+	}
+	as = append(as, fd.Annotations...)
+	if description != "" {
+		as = append(as, desc(description))
+	}
+	fd.Annotations = as
 	return fd
 }
 
@@ -205,26 +240,27 @@ var Types = []Type{
 	{ID: 1017, Name: Long},
 	{ID: 1018, Name: String},
 
-	{ID: 1100, Name: ContentType, SuperType: SuperAnnotation},
+	{ID: 1100, Name: ContentType, SuperType: SuperAnnotation, Annotations: labelled("Content Type", "Semantic meaning of a value")},
 	{ID: 1101, Name: Label, SuperType: SuperAnnotation, Fields: value(String)},
 	{ID: 1102, Name: Description, SuperType: SuperAnnotation, Fields: value(String)},
 	{ID: 1103, Name: Category, SuperType: SuperAnnotation, Fields: []Field{{Name: "value", Type: String, Array: true}}},
 	{ID: 1104, Name: Name, SuperType: SuperAnnotation, Fields: value(String)},
-	{ID: 1105, Name: Experimental, SuperType: SuperAnnotation},
-	{ID: 1106, Name: Timestamp, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
-	{ID: 1107, Name: Timespan, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
-	{ID: 1108, Name: DataAmount, SuperType: SuperAnnotation, Fields: value(String), Annotations: contentType},
-	{ID: 1109, Name: Percentage, SuperType: SuperAnnotation, Annotations: contentType},
-	{ID: 1110, Name: Frequency, SuperType: SuperAnnotation, Annotations: contentType},
-	{ID: 1111, Name: MemoryAddress, SuperType: SuperAnnotation, Annotations: contentType},
-	{ID: 1112, Name: Unsigned, SuperType: SuperAnnotation, Annotations: contentType},
+	{ID: 1105, Name: Experimental, SuperType: SuperAnnotation, Annotations: labelled("Experimental", "Element is not to be shown to a user by default")},
+	{ID: 1106, Name: Timestamp, SuperType: SuperAnnotation, Fields: value(String), Annotations: content("Timestamp", "A point in time")},
+	{ID: 1107, Name: Timespan, SuperType: SuperAnnotation, Fields: value(String), Annotations: content("Timespan", "A duration, measured in nanoseconds by default")},
+	{ID: 1108, Name: DataAmount, SuperType: SuperAnnotation, Fields: value(String), Annotations: content("Data Amount", "Amount of data")},
+	{ID: 1109, Name: Percentage, SuperType: SuperAnnotation, Annotations: content("Percentage", "Percentage, represented as a number between 0 and 1")},
+	{ID: 1110, Name: Frequency, SuperType: SuperAnnotation, Annotations: content("Frequency", "Measure of how often something occurs, in Hertz")},
+	{ID: 1111, Name: MemoryAddress, SuperType: SuperAnnotation, Annotations: content("Memory Address", "Represents a physical memory address")},
+	{ID: 1112, Name: Unsigned, SuperType: SuperAnnotation, Annotations: content("Unsigned Value", "Value should be interpreted as unsigned data type")},
 	{ID: 1113, Name: StackTraceAnno, SuperType: SuperAnnotation, Fields: value(Boolean)},
 	{ID: 1114, Name: Enabled, SuperType: SuperAnnotation, Fields: value(Boolean)},
 	{ID: 1115, Name: Threshold, SuperType: SuperAnnotation, Fields: value(String)},
 	{ID: 1116, Name: Period, SuperType: SuperAnnotation, Fields: value(String)},
-	{ID: 1117, Name: Relational, SuperType: SuperAnnotation},
-	{ID: 1118, Name: TransitionFrom, SuperType: SuperAnnotation},
-	{ID: 1119, Name: TransitionTo, SuperType: SuperAnnotation},
+	{ID: 1117, Name: Relational, SuperType: SuperAnnotation, Annotations: []Annotation{label("Relation")}},
+	{ID: 1118, Name: TransitionFrom, SuperType: SuperAnnotation, Annotations: []Annotation{label("Transition From")}},
+	{ID: 1119, Name: TransitionTo, SuperType: SuperAnnotation, Annotations: []Annotation{label("Transition To")}},
+	{ID: 1120, Name: GcID, SuperType: SuperAnnotation, Annotations: []Annotation{{Type: Relational}}},
 
 	{ID: 1200, Name: Thread, Annotations: []Annotation{label("Thread")}, Fields: []Field{
 		f("osName", String, "OS Thread Name"),
@@ -269,12 +305,12 @@ var Types = []Type{
 		cp("location", Symbol, "Location"),
 		cp("classLoader", ClassLoader, "Class Loader"),
 	}},
-	{ID: 1208, Name: StackTrace, Annotations: []Annotation{label("Stack Trace")}, Fields: []Field{
+	{ID: 1208, Name: StackTrace, Annotations: []Annotation{label("Stacktrace")}, Fields: []Field{
 		f("truncated", Boolean, "Truncated"),
 		// Inline structs, not pool keys: that is how the JDK declares it.
 		{Name: "frames", Type: StackFrame, Array: true, Annotations: []Annotation{label("Stack Frames")}},
 	}},
-	{ID: 1209, Name: StackFrame, Annotations: []Annotation{label("Stack Frame")}, Fields: []Field{
+	{ID: 1209, Name: StackFrame, Fields: []Field{
 		cp("method", Method, "Java Method"),
 		f("lineNumber", Int, "Line Number"),
 		f("bytecodeIndex", Int, "Bytecode Index"),
@@ -285,6 +321,22 @@ var Types = []Type{
 	}},
 	{ID: 1211, Name: ThreadState, SimpleType: true, Annotations: []Annotation{label("Java Thread State")}, Fields: []Field{
 		f("name", String, "Name"),
+	}},
+	{ID: 1212, Name: GCName, SimpleType: true, Annotations: []Annotation{label("GC Name")}, Fields: []Field{
+		f("name", String, "Name"),
+	}},
+	{ID: 1213, Name: GCCause, SimpleType: true, Annotations: []Annotation{label("GC Cause")}, Fields: []Field{
+		f("cause", String, "Cause"),
+	}},
+	{ID: 1214, Name: GCWhen, SimpleType: true, Annotations: []Annotation{label("GC When")}, Fields: []Field{
+		f("when", String, "When"),
+	}},
+	{ID: 1215, Name: VirtualSpace, Fields: []Field{
+		described(f("start", Long, "Start Address"), "Start address of the virtual space", MemoryAddress, ""),
+		described(f("committedEnd", Long, "Committed End Address"), "End address of the committed memory for the virtual space", MemoryAddress, ""),
+		described(f("committedSize", Long, "Committed Size"), "Size of the committed memory for the virtual space", DataAmount, UnitBytes),
+		described(f("reservedEnd", Long, "Reserved End Address"), "End address of the reserved memory for the virtual space", MemoryAddress, ""),
+		described(f("reservedSize", Long, "Reserved Size"), "Size of the reserved memory for the virtual space", DataAmount, UnitBytes),
 	}},
 }
 
@@ -298,10 +350,10 @@ func EventFields(timed, thread, stackTrace bool) []Field {
 		fs = append(fs, f(FieldDuration, Long, "Duration", Annotation{Type: Timespan, Values: []string{UnitTicks}}))
 	}
 	if thread {
-		fs = append(fs, cp(FieldEventThread, Thread, "Event Thread"))
+		fs = append(fs, cp(FieldEventThread, Thread, "Event Thread", desc("Thread in which event was committed in")))
 	}
 	if stackTrace {
-		fs = append(fs, cp(FieldStackTrace, StackTrace, "Stack Trace"))
+		fs = append(fs, cp(FieldStackTrace, StackTrace, "Stack Trace", desc("Stack Trace starting from the method the event was committed in")))
 	}
 	return fs
 }

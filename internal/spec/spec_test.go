@@ -66,10 +66,13 @@ func TestJDK17Layouts(t *testing.T) {
 	}
 }
 
+func isContentType(ty *Type) bool {
+	return ty != nil && len(ty.Annotations) > 0 && ty.Annotations[0].Type == ContentType
+}
+
 func TestContentTypes(t *testing.T) {
 	for _, name := range []string{Timestamp, Timespan, DataAmount, Percentage, Frequency, MemoryAddress, Unsigned} {
-		ty := Lookup(name)
-		if ty == nil || len(ty.Annotations) != 1 || ty.Annotations[0].Type != ContentType {
+		if !isContentType(Lookup(name)) {
 			t.Errorf("%s is not marked with %s", name, ContentType)
 		}
 	}
@@ -80,12 +83,36 @@ func TestContentTypes(t *testing.T) {
 func TestContentTags(t *testing.T) {
 	takesUnit := map[string]bool{Timestamp: true, Timespan: true, DataAmount: true}
 	for tag, ct := range ContentTags {
-		ty := Lookup(ct[0])
-		if ty == nil || len(ty.Annotations) != 1 || ty.Annotations[0].Type != ContentType {
+		if !isContentType(Lookup(ct[0])) {
 			t.Errorf("content tag %q: %s is not a content type annotation", tag, ct[0])
 		}
 		if (ct[1] != "") != takesUnit[ct[0]] {
 			t.Errorf("content tag %q: unit %q for %s", tag, ct[1], ct[0])
+		}
+	}
+}
+
+// TestJDKEvents checks the JDK event table as the metadata builder declares
+// it: after the built-ins, with user ids.
+func TestJDKEvents(t *testing.T) {
+	types := append([]Type(nil), Types...)
+	for i, ev := range JDKEvents {
+		ev.ID = UserID(i)
+		types = append(types, ev)
+		if JDKEvent(ev.Name) == nil {
+			t.Errorf("JDKEvent(%q) = nil", ev.Name)
+		}
+	}
+	if err := Check(types); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key  uint64
+		enum map[uint64]string
+	}{{StateRunnable, ThreadStates}, {GCBefore, GCWhens}, {GCAfter, GCWhens},
+		{GCNameGo, GCNames}, {GCCauseSystemGC, GCCauses}, {GCCauseHeapTarget, GCCauses}} {
+		if c.enum[c.key] == "" {
+			t.Errorf("key %d has no constant", c.key)
 		}
 	}
 }

@@ -2,7 +2,15 @@
 
 package stack
 
-import "unsafe"
+import (
+	"os"
+	"unsafe"
+)
+
+// framePointers: Capture follows frame pointers unless the environment
+// variable FLIGHTREC_STACK is "callers" at start, which selects the
+// runtime.Callers path other platforms take.
+var framePointers = os.Getenv(EnvStack) != "callers"
 
 // getfp returns its caller's frame pointer.
 func getfp() unsafe.Pointer
@@ -13,23 +21,46 @@ func getfp() unsafe.Pointer
 // pointers the Go compiler keeps on amd64. It is never inlined, so that
 // skip counts from a frame of its own.
 //
+// A frame pointer is followed only while it lies in the goroutine's stack,
+// above the last one: C code (cgo) keeps no frame pointers, or other
+// ones, and a Go callback's frames lead into what C left in the register
+// (as the runtime's own frame-pointer unwinder knows, which avoids it with
+// cgo on the stack). The walk stops there, at the callback's first frame.
+//
 //go:noinline
 //go:nosplit
 //go:nocheckptr
 func Capture(skip int, pcs *PCs) int {
-	fp := getfp() // Capture's caller's frame
-	for ; skip > 0 && fp != nil; skip-- {
-		fp = *(*unsafe.Pointer)(fp)
+	if !framePointers {
+		return captureCallers(skip, pcs)
 	}
+	// runtime.g begins with its stack bounds, [lo, hi). Nosplit: the
+	// stack does not move during the walk.
+	bounds := (*[2]uintptr)(getg())
+	lo, hi := bounds[0], bounds[1]
+	fp := getfp() // Capture's frame
 	n := 0
-	for n < MaxDepth && fp != nil {
-		pc := *(*uintptr)(unsafe.Add(fp, 8))
-		if pc == 0 {
-			break
+	for {
+		if at := uintptr(fp); at < lo || at > hi-16 || at%8 != 0 {
+			return n
 		}
-		pcs[n] = pc
-		fp = *(*unsafe.Pointer)(fp)
-		n++
+		pc := *(*uintptr)(unsafe.Add(fp, 8))
+		next := *(*unsafe.Pointer)(fp)
+		if pc == 0 {
+			return n
+		}
+		if skip > 0 {
+			skip--
+		} else {
+			pcs[n] = pc
+			n++
+			if n == MaxDepth {
+				return n
+			}
+		}
+		if uintptr(next) <= uintptr(fp) {
+			return n
+		}
+		fp = next
 	}
-	return n
 }

@@ -3,8 +3,16 @@ package stack
 import (
 	"bytes"
 	"runtime"
-	"strconv"
+	"sync"
 )
+
+// EnvStack is the environment variable that turns frame-pointer
+// unwinding off: "callers" makes Capture use runtime.Callers.
+const EnvStack = "FLIGHTREC_STACK"
+
+// FramePointers tells whether Capture follows frame pointers (amd64,
+// without -tags purego or FLIGHTREC_STACK=callers).
+func FramePointers() bool { return framePointers }
 
 // MaxDepth is the number of frames kept; deeper stacks are truncated.
 const MaxDepth = 64
@@ -27,15 +35,22 @@ func Hash(pcs []uintptr) uint64 {
 	return h
 }
 
-// goidSlow parses the goroutine id from runtime.Stack's first line.
+// goidSlow parses the goroutine id from runtime.Stack's first line,
+// "goroutine 123 [running]:".
 func goidSlow() uint64 {
-	var buf [64]byte
+	// runtime.Stack keeps its buffer, so one on this stack would move to
+	// the heap on every call: the buffers are pooled instead.
+	buf := stackBufs.Get().(*[64]byte)
 	n := runtime.Stack(buf[:], false)
-	s := buf[:n]
-	s = bytes.TrimPrefix(s, []byte("goroutine "))
-	if i := bytes.IndexByte(s, ' '); i > 0 {
-		s = s[:i]
+	var id uint64
+	for _, c := range bytes.TrimPrefix(buf[:n], []byte("goroutine ")) {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
 	}
-	id, _ := strconv.ParseUint(string(s), 10, 64)
+	stackBufs.Put(buf)
 	return id
 }
+
+var stackBufs = sync.Pool{New: func() any { return new([64]byte) }}

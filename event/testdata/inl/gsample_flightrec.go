@@ -2,14 +2,26 @@
 
 package main
 
-import "github.com/flightrec/flightrec/event"
+import (
+	"github.com/flightrec/flightrec/event"
+	"github.com/flightrec/flightrec/event/eventimpl"
+)
 
-func init() { event.Generated[gsample]("instant N:int64") }
+// A compile error here means that gsample changed after flightrec gen wrote
+// this file: run go generate.
+func _() {
+	_ = struct {
+		event.Instant
+		N int64
+	}(gsample{})
+}
+
+func init() { eventimpl.Check[gsample]("instant N:int64") }
 
 // Commit records the event as event.Instant's Commit does, with code written
 // for gsample's fields.
 func (e *gsample) Commit() {
-	if e.Instant.Pending() {
+	if eventimpl.Pending(&e.Instant) {
 		e.flightrecCommit()
 	}
 }
@@ -18,7 +30,7 @@ func (e *gsample) Commit() {
 //
 //go:noinline
 func (e *gsample) flightrecCommit() {
-	w, ok := e.Instant.Record(0)
+	w, ok := eventimpl.Record(&e.Instant, 0)
 	if !ok {
 		return
 	}

@@ -1,8 +1,7 @@
-package event
+package emit
 
 import (
 	"runtime"
-	"time"
 	"unsafe"
 
 	"github.com/flightrec/flightrec/internal/batch"
@@ -11,65 +10,30 @@ import (
 	"github.com/flightrec/flightrec/internal/stack"
 )
 
-// fastClock tells whether commit reads the time and the goroutine id in
-// one call (clock.NowAndGWord).
+// fastClock tells whether Record reads the time and the goroutine id in
+// one call (clock.NowAndGWord). A variable, so that a test can take the
+// other paths on any platform (ForceSlowClock).
 var fastClock = stack.GoidFast && clock.GWord
 
-// commit records the event whose header is h and marks it committed: the
-// generic form of the Commit methods flightrec gen writes, which call
-// record and the Writer's methods the same way with the fields written
-// out. It is kept out of line so the handle methods inline; h does not
-// escape.
-//
-//go:noinline
-func commit(h *header) {
-	d := h.d
-	p := unsafe.Pointer(h)
-	extra := 0
-	for _, off := range d.Strings {
-		extra += len(*(*string)(unsafe.Add(p, off)))
-	}
-	w, ok := record(h, extra)
-	if !ok {
-		return
-	}
-	// The encoding switch is written out here rather than called: a call
-	// cost 2 ns.
-	for _, op := range d.Ops {
-		q := unsafe.Add(p, op.Offset)
-		switch op.Enc {
-		case batch.EncVarint64:
-			w = w.Varint(*(*uint64)(q))
-		case batch.EncVarint32:
-			w = w.Varint(uint64(*(*uint32)(q)))
-		case batch.EncString:
-			str := *(*string)(q)
-			if k := w.CachedKey(str); k != 0 {
-				w = w.Ref(k)
-			} else {
-				w = w.String(str)
-			}
-		case batch.EncByte:
-			w = w.Byte(*(*uint8)(q))
-		case batch.EncVarint16:
-			w = w.Varint(uint64(*(*uint16)(q)))
-		case batch.EncFloat32:
-			w = w.Float32(*(*float32)(q))
-		case batch.EncFloat64:
-			w = w.Float64(*(*float64)(q))
-		case batch.EncTime:
-			w = w.Time(*(*time.Time)(q))
-		case batch.EncUnixNanos:
-			w = w.UnixNanos(*(*int64)(q))
-		case batch.EncFunc:
-			w = w.Varint(uint64(*(*uintptr)(q)))
-		}
-	}
-	w.End()
-	w.Unpin()
+// ForceSlowClock makes Record take the path of platforms where the
+// goroutine id is fast to read but the clock-and-id call is not (arm64),
+// until the returned function restores the platform's path. For tests.
+func ForceSlowClock() (restore func()) {
+	old := fastClock
+	fastClock = false
+	return func() { fastClock = old }
 }
 
-// record begins the record of the event whose header is h, with extra
+// Header is the state of an event handle; event.Instant and event.Timed
+// wrap it and must be the first field of an event struct, so a pointer
+// to the struct is a pointer to its header.
+type Header struct {
+	D     *batch.Desc // nil: disabled or committed
+	Start int64       // ticks; 0 for an Instant until committed (or SetTime)
+	End   int64       // ticks; 0 until ShouldCommit, Commit or SetTimes
+}
+
+// Record begins the record of the event whose header is h, with extra
 // bytes of strings besides the type's FixedMax, and marks the event
 // committed. It pins the goroutine to its P (Writer.Unpin ends that),
 // reads the time and the goroutine id, drops a timed event below the
@@ -83,14 +47,14 @@ func commit(h *header) {
 // prepare handles the rest out of line.
 //
 //go:noinline
-func record(h *header, extra int) (w Writer, ok bool) {
-	d := h.d
-	start, end := h.start, h.end
+func Record(h *Header, extra int) (w Writer, ok bool) {
+	d := h.D
+	start, end := h.Start, h.End
 	// Committed: a later Begin of the same variable starts afresh.
-	h.d, h.start, h.end = nil, 0, 0
+	h.D, h.Start, h.End = nil, 0, 0
 	// Pinned to its P, this goroutine is the only writer of the P's buffer
-	// and stack scratch: no lock, and one plain store publishes the event
-	// to the flusher. Pinning before the clock read, not after it,
+	// and stack scratch: no lock, and one atomic store publishes the event
+	// to the flusher (batch.Buffer). Pinning before the clock read, not after it,
 	// measured faster (by 4 ns in a variant specialised to one type).
 	id := pin.Pin()
 	// The goroutine id, and the time if the event still needs one (an
@@ -103,6 +67,9 @@ func record(h *header, extra int) (w Writer, ok bool) {
 		now, g = clock.NowAndGWord(stack.GoidOffset())
 	case stack.GoidFast:
 		g = stack.GoidAt()
+		if needNow {
+			now = clock.Now()
+		}
 	default:
 		g = stack.Goid()
 		if needNow {
@@ -137,6 +104,7 @@ func record(h *header, extra int) (w Writer, ok bool) {
 		var yield bool
 		if w.b, skey, yield = prepare(s, b, id, d, unsafe.Pointer(h), g, size); w.b == nil {
 			pin.Unpin(id)
+			drop(s, d, unsafe.Pointer(h), start, end, g, skey, size)
 			return Writer{}, false
 		}
 		if !yield {
@@ -173,13 +141,13 @@ func record(h *header, extra int) (w Writer, ok bool) {
 	return w, true
 }
 
-// prepare is commit's uncommon case. It captures the stack trace if the
+// prepare is Record's uncommon case. It captures the stack trace if the
 // type records them, notes the event's references (its goroutine, stack,
 // and Goroutine or Func fields) in the P's buffer b, and hands b off for
 // a fresh one of session s when b is full or absent. It returns the
 // buffer to encode into, the stack's key (0: none) and whether to yield
-// the P once unpinned (see batch.Session.Behind); or a nil buffer if the
-// event is dropped, which it counts.
+// the P once unpinned (see batch.Session.Behind); or a nil buffer (and
+// the stack's key) if the event is to be dropped, which record counts.
 //
 //go:noinline
 func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int) (*batch.Buffer, uint64, bool) {
@@ -187,32 +155,33 @@ func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.
 	var skey uint64
 	if d.Stack.Load() {
 		if sc := batch.Scratch(id); sc != nil {
-			// Skip prepare, record and commit (or a generated Commit's
-			// flightrecCommit): the stack starts in the caller of Commit.
+			// Skip prepare, Record and Commit (or a generated Commit's
+			// flightrecCommit, into which eventimpl.Record inlines): the
+			// stack starts in the caller of Commit.
 			pcs = sc[:stack.Capture(3, sc)]
-			skey = batch.StackKey(pcs)
+			skey = s.StackID(pcs)
 		}
 	}
 	if b != nil && b.Fits(size) && b.AddThread(g) && (skey == 0 || b.AddStack(skey, pcs)) && (!d.Refs || refsFit(b, d, p)) {
 		return b, skey, false
 	}
 	if b = swap(s, id, d, p, g, pcs, skey, size); b == nil {
-		return nil, 0, false
+		return nil, skey, false
 	}
 	return b, skey, s.Behind()
 }
 
 // swap hands the P's buffer off and notes the event's references in a
-// fresh one, or counts the event as dropped and returns nil.
+// fresh one, or returns nil, and the event is dropped and counted: when
+// no buffer is free, or when the event could exceed batch.MaxEventSize.
 //
 //go:noinline
 func swap(s *batch.Session, id int, d *batch.Desc, p unsafe.Pointer, g uint64, pcs []uintptr, skey uint64, size int) *batch.Buffer {
 	var b *batch.Buffer
-	if size <= batch.BufferSize/2 {
+	if size <= batch.MaxEventSize {
 		b = s.Swap(id)
 	}
 	if b == nil {
-		s.Drop(size)
 		return nil
 	}
 	// An empty buffer takes one thread, one stack and the references.

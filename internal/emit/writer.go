@@ -1,4 +1,4 @@
-package event
+package emit
 
 import (
 	"encoding/binary"
@@ -11,11 +11,11 @@ import (
 	"github.com/flightrec/flightrec/internal/pin"
 )
 
-// Writer encodes the record of one event. It is the interface between
-// the recorder and the Commit methods that `flightrec gen` writes, and
-// not meant to be used by hand:
+// Writer encodes the record of one event, between Record and End: the
+// interface between the recorder and the Commit methods that `flightrec
+// gen` writes (through package event/eventimpl). Its use:
 //
-//	w, ok := e.Instant.Record(len(e.Path)) // the strings' lengths
+//	w, ok := emit.Record(h, len(e.Path)) // the strings' lengths
 //	if !ok {
 //		return
 //	}
@@ -27,32 +27,14 @@ import (
 // A Writer is a small value that methods return updated, so that the
 // compiler keeps it in registers. Between Record and Unpin the goroutine is
 // pinned to its P: the code between them must not block, allocate or call
-// anything that might.
+// anything that might. The zero Writer is not usable (its methods fault):
+// only Record makes one.
 type Writer struct {
 	b   *batch.Buffer
 	out unsafe.Pointer // the record's first byte
 	i   int            // the offset of the next byte
 	tag int            // the pinned P's id << 1, | 1 if the size takes 4 bytes
 }
-
-// Pending tells whether Commit has an event to record: the type was
-// enabled at Begin and the event is not committed yet.
-func (e *Instant) Pending() bool { return e.h.d != nil }
-
-// Pending tells whether Commit has an event to record: the type was
-// enabled at Begin and the event is not committed yet.
-func (e *Timed) Pending() bool { return e.h.d != nil }
-
-// Record begins the record of a pending event e, marks e committed and
-// returns the Writer for its fields, or false if it is not to be written:
-// the recorder stopped, or its buffers are full (counted as lost). extra
-// is the total length of the event's string fields.
-func (e *Instant) Record(extra int) (Writer, bool) { return record(&e.h, extra) }
-
-// Record is Instant.Record for a timed event. It ends the event's
-// duration, unless ShouldCommit did, and returns false as well if the
-// event lasted less than its type's threshold.
-func (e *Timed) Record(extra int) (Writer, bool) { return record(&e.h, extra) }
 
 // Varint writes an integer field (int16..int64, uint16..uint64, Goroutine,
 // Func) as JFR's varint. Signed values are passed as their bits at their
@@ -159,3 +141,21 @@ func (w Writer) End() {
 // Unpin ends what Record began. It is separate from End so that each
 // inlines.
 func (w Writer) Unpin() { pin.Unpin(w.tag >> 1) }
+
+// SchemaKind is a field's word in a generated Commit's schema
+// (eventimpl.Schema): named is the field type's package path and name
+// (time.Time, say), kind its Go kind, content its content tag.
+func SchemaKind(named, kind, content string) string {
+	switch named {
+	case "github.com/flightrec/flightrec/event.Goroutine":
+		return "goroutine"
+	case "github.com/flightrec/flightrec/event.Func":
+		return "func"
+	case "time.Time":
+		return "time"
+	}
+	if content == "timestamp" {
+		return kind + "@timestamp"
+	}
+	return kind
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package event_test
+
+const raceEnabled = false

@@ -1,0 +1,58 @@
+package batch
+
+import "testing"
+
+// TestManyThreads checks that a buffer notes thousands of distinct
+// goroutines before it must be handed off, and that Take returns them all
+// with the records.
+func TestManyThreads(t *testing.T) {
+	b := NewBuffer()
+	n := 0
+	for g := uint64(1); b.AddThread(g); g++ {
+		n++
+		b.Tail()[0] = 2
+		b.Tail()[1] = 9
+		b.Commit(2)
+	}
+	if n != threadLimit || n < 3000 {
+		t.Fatalf("a buffer took %d goroutines, want %d", n, threadLimit)
+	}
+	tk := b.Take()
+	if len(tk.Threads) != n || len(tk.Records) != 2*n {
+		t.Fatalf("Take: %d threads, %d bytes; want %d, %d", len(tk.Threads), len(tk.Records), n, 2*n)
+	}
+	for i, g := range tk.Threads {
+		if g != uint64(i+1) {
+			t.Fatalf("thread %d is %d", i, g)
+		}
+	}
+}
+
+// TestStackIDs checks that stacks get small ids, the same for the same
+// stack and distinct for distinct ones.
+func TestStackIDs(t *testing.T) {
+	s := NewSession(1)
+	ids := map[uint64]bool{}
+	for i := range 1000 {
+		pcs := []uintptr{uintptr(i + 1), 0x1000, uintptr(i * 7)}
+		id := s.StackID(pcs)
+		if id == 0 || id > 1000 || ids[id] {
+			t.Fatalf("stack %d: id %d (seen: %v)", i, id, ids[id])
+		}
+		ids[id] = true
+		if again := s.StackID(pcs); again != id {
+			t.Fatalf("stack %d: id %d, then %d", i, id, again)
+		}
+	}
+}
+
+// TestFuncIDs checks that function ids are small, even and map back.
+func TestFuncIDs(t *testing.T) {
+	a, b := FuncID(0x401000), FuncID(0x402000)
+	if a == b || a%2 != 0 || b%2 != 0 || a == 0 || b > 1<<20 || FuncID(0x401000) != a {
+		t.Fatalf("ids %d, %d", a, b)
+	}
+	if FuncPC(a) != 0x401000 || FuncPC(b) != 0x402000 || FuncPC(a+1) != 0 {
+		t.Fatalf("FuncPC(%d) = %#x, FuncPC(%d) = %#x", a, FuncPC(a), b, FuncPC(b))
+	}
+}

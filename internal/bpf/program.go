@@ -1,0 +1,500 @@
+package bpf
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+// StrCapture names the registers of one string (pointer, length; indexes
+// into the integer registers) and the record slot its bytes go to.
+type StrCapture struct {
+	PtrReg, LenReg int
+	Slot           int
+}
+
+// ProbeSpec describes the programs of one probed function.
+type ProbeSpec struct {
+	ID uint32
+	// Call pairs each entry with its return and records completed calls;
+	// otherwise each entry hit is counted (and recorded when Emit).
+	Call bool
+	// Emit sends entry hits to the ring buffer (Call always does).
+	Emit bool
+	// Sample keeps one record in Sample (by a random draw); counts stay
+	// exact. 0 or 1 keeps every record.
+	Sample uint32
+	// ArgStrings are read at entry, ResultStrings at return.
+	ArgStrings, ResultStrings []StrCapture
+	// Filter, when set, drops in the kernel the records it rejects (the
+	// calls are still counted).
+	Filter *Expr
+}
+
+// Stats are per-probe counters the programs keep, indexed like probe ids.
+type Stats struct {
+	Dropped uint64 // records that did not fit in the ring buffer
+	Lost    uint64 // calls not counted or not paired: a map was full
+}
+
+// Session holds the maps shared by all probes of one run.
+type Session struct {
+	Layout   Layout
+	GoidOff  uint64
+	Counts   *ebpf.Map // {probe u32, pad u32, goid u64} -> calls u64
+	Pending  *ebpf.Map // {goid, depth, probe} -> record prefix
+	Scratch  *ebpf.Map // per-CPU staging for a pending value
+	StatsMap *ebpf.Map // probe -> Stats
+	Events   *ebpf.Map // ring buffer
+
+	labels int // makes jump labels unique
+	// Multi loads the programs for uprobe_multi links (Linux 6.6+), which
+	// place all of a program's uprobes in one system call.
+	Multi bool
+}
+
+// Limits of the maps: bounded whatever the target does.
+const (
+	MaxGoroutineKeys = 1 << 16 // (probe, goroutine) pairs counted
+	MaxPending       = 1 << 16 // calls in flight (LRU: stale ones evicted)
+)
+
+// NewSession creates the maps. ringSize is the ring buffer's size in bytes
+// (a power of two, a multiple of the page size).
+func NewSession(layout Layout, goidOff uint64, probes int, ringSize int) (*Session, error) {
+	s := &Session{Layout: layout, GoidOff: goidOff}
+	var err error
+	mk := func(spec *ebpf.MapSpec) *ebpf.Map {
+		if err != nil {
+			return nil
+		}
+		var m *ebpf.Map
+		m, err = ebpf.NewMap(spec)
+		if err != nil {
+			err = fmt.Errorf("creating map %s: %w", spec.Name, err)
+		}
+		return m
+	}
+	s.Counts = mk(&ebpf.MapSpec{Name: "fr_counts", Type: ebpf.Hash, KeySize: 16, ValueSize: 8, MaxEntries: MaxGoroutineKeys})
+	s.Pending = mk(&ebpf.MapSpec{Name: "fr_pending", Type: ebpf.LRUHash, KeySize: 24, ValueSize: uint32(pendingSize + layout.StrSlots*layout.StrLen), MaxEntries: MaxPending})
+	s.Scratch = mk(&ebpf.MapSpec{Name: "fr_scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(pendingSize + layout.StrSlots*layout.StrLen), MaxEntries: 1})
+	s.StatsMap = mk(&ebpf.MapSpec{Name: "fr_stats", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: uint32(max(probes, 1))})
+	s.Events = mk(&ebpf.MapSpec{Name: "fr_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the maps.
+func (s *Session) Close() {
+	for _, m := range []*ebpf.Map{s.Counts, s.Pending, s.Scratch, s.StatsMap, s.Events} {
+		if m != nil {
+			m.Close()
+		}
+	}
+}
+
+// Stack slots of the programs (offsets from R10).
+const (
+	fpGoid    = -8  // u64 goid
+	fpHi      = -16 // u64 g.stack.hi
+	fpCntKey  = -32 // {probe u32, pad u32, goid u64}
+	fpOne     = -40 // u64 1
+	fpPendKey = -64 // {goid, depth, probe u64}
+	fpZero    = -68 // u32 0 (scratch key)
+	fpStatIdx = -72 // u32 probe id
+)
+
+// EntryProgram returns the program for p's entry probe.
+func (s *Session) EntryProgram(p *ProbeSpec) (*ebpf.Program, error) {
+	insns := s.prologue(p, "exit")
+	insns = append(insns, s.count(p)...)
+	switch {
+	case p.Call:
+		insns = append(insns, s.sample(p, "exit")...)
+		insns = append(insns, s.pendingKey(p, "exit")...)
+		insns = append(insns,
+			asm.StoreImm(asm.R10, fpZero, 0, asm.Word),
+			asm.LoadMapPtr(asm.R1, s.Scratch.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, fpZero),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "exit"),
+			asm.Mov.Reg(asm.R8, asm.R0),
+		)
+		insns = append(insns, s.fillEntry(p)...)
+		insns = append(insns,
+			asm.LoadMapPtr(asm.R1, s.Pending.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, fpPendKey),
+			asm.Mov.Reg(asm.R3, asm.R8),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnMapUpdateElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "exit"),
+		)
+		insns = append(insns, s.bumpStat(p, 8)...)
+	case p.Emit:
+		insns = append(insns, s.sample(p, "exit")...)
+		insns = append(insns, s.reserve(p, "exit")...)
+		insns = append(insns, s.fillEntry(p)...)
+		insns = append(insns,
+			asm.StoreImm(asm.R8, offKind, 0, asm.Word),
+			asm.Mov.Imm(asm.R1, 0),
+			asm.StoreMem(asm.R8, offEnd, asm.R1, asm.DWord),
+		)
+		insns = append(insns, s.stack(p)...)
+		filter, err := s.filter(p, "discard")
+		if err != nil {
+			return nil, err
+		}
+		insns = append(insns, filter...)
+		insns = append(insns, submit("exit")...)
+		if filter != nil {
+			insns = append(insns, discard("discard", "exit")...)
+		}
+	}
+	insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"), asm.Return())
+	return s.load(fmt.Sprintf("fr_entry_%d", p.ID), insns)
+}
+
+// ReturnProgram returns the program for p's RET probes (call probes only).
+func (s *Session) ReturnProgram(p *ProbeSpec) (*ebpf.Program, error) {
+	insns := s.prologue(p, "exit")
+	insns = append(insns, s.pendingKey(p, "exit")...)
+	insns = append(insns,
+		asm.LoadMapPtr(asm.R1, s.Pending.FD()),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, fpPendKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+	)
+	insns = append(insns, s.reserve(p, "delete")...)
+	// Copy the entry's part of the record, then complete it.
+	insns = append(insns,
+		asm.Mov.Reg(asm.R1, asm.R8),
+		asm.Mov.Imm(asm.R2, pendingSize),
+		asm.Mov.Reg(asm.R3, asm.R9),
+		asm.FnProbeReadKernel.Call(),
+	)
+	// The pending value keeps the strings right after the prefix; the record
+	// has the results in between.
+	if n := s.Layout.StrSlots * s.Layout.StrLen; n > 0 {
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, asm.R8),
+			asm.Add.Imm(asm.R1, offStrings),
+			asm.Mov.Imm(asm.R2, int32(n)),
+			asm.Mov.Reg(asm.R3, asm.R9),
+			asm.Add.Imm(asm.R3, pendingSize),
+			asm.FnProbeReadKernel.Call(),
+		)
+	}
+	insns = append(insns,
+		asm.StoreImm(asm.R8, offProbe, int64(p.ID), asm.Word),
+		asm.StoreImm(asm.R8, offKind, 1, asm.Word),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R8, offEnd, asm.R0, asm.DWord),
+	)
+	for i, off := range intRegOffsets {
+		insns = append(insns,
+			asm.LoadMem(asm.R1, asm.R6, off, asm.DWord),
+			asm.StoreMem(asm.R8, int16(offResults+8*i), asm.R1, asm.DWord),
+		)
+	}
+	insns = append(insns, s.readStrings(p.ResultStrings, offResults)...)
+	insns = append(insns, s.caller()...)
+	insns = append(insns, s.stack(p)...)
+	filter, err := s.filter(p, "discard")
+	if err != nil {
+		return nil, err
+	}
+	insns = append(insns, filter...)
+	insns = append(insns, submit("delete")...)
+	if filter != nil { // the verifier rejects unreachable code
+		insns = append(insns, discard("discard", "delete")...)
+	}
+	insns = append(insns,
+		asm.LoadMapPtr(asm.R1, s.Pending.FD()).WithSymbol("delete"),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, fpPendKey),
+		asm.FnMapDeleteElem.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
+		asm.Return(),
+	)
+	return s.load(fmt.Sprintf("fr_ret_%d", p.ID), insns)
+}
+
+// prologue keeps ctx in R6, g in R7 and reads the goroutine id to fpGoid.
+func (s *Session) prologue(p *ProbeSpec, fail string) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.LoadMem(asm.R7, asm.R6, ptRegsR14, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, fpGoid),
+		asm.Mov.Imm(asm.R2, 8),
+		asm.Mov.Reg(asm.R3, asm.R7),
+		asm.Add.Imm(asm.R3, int32(s.GoidOff)),
+		asm.FnProbeReadUser.Call(),
+		asm.JNE.Imm(asm.R0, 0, fail),
+		asm.StoreImm(asm.R10, fpStatIdx, int64(p.ID), asm.Word),
+	}
+}
+
+// count adds one to the (probe, goroutine) counter.
+func (s *Session) count(p *ProbeSpec) asm.Instructions {
+	insns := asm.Instructions{
+		asm.StoreImm(asm.R10, fpCntKey, int64(p.ID), asm.Word),
+		asm.StoreImm(asm.R10, fpCntKey+4, 0, asm.Word),
+		asm.LoadMem(asm.R1, asm.R10, fpGoid, asm.DWord),
+		asm.StoreMem(asm.R10, fpCntKey+8, asm.R1, asm.DWord),
+		asm.LoadMapPtr(asm.R1, s.Counts.FD()),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, fpCntKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "newgoid"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.AddAtomic.Mem(asm.R0, asm.R1, asm.DWord, 0),
+		asm.Ja.Label("counted"),
+		asm.Mov.Imm(asm.R1, 1).WithSymbol("newgoid"),
+		asm.StoreMem(asm.R10, fpOne, asm.R1, asm.DWord),
+		asm.LoadMapPtr(asm.R1, s.Counts.FD()),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, fpCntKey),
+		asm.Mov.Reg(asm.R3, asm.R10),
+		asm.Add.Imm(asm.R3, fpOne),
+		// BPF_NOEXIST: a goroutine runs on one CPU at a time, so no other
+		// program inserts this key meanwhile; failing means the map is full.
+		asm.Mov.Imm(asm.R4, 1),
+		asm.FnMapUpdateElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "counted"),
+	}
+	insns = append(insns, s.bumpStat(p, 8)...)
+	insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("counted"))
+	return insns
+}
+
+// sample skips the rest of the program for all but one call in p.Sample.
+func (s *Session) sample(p *ProbeSpec, skip string) asm.Instructions {
+	if p.Sample <= 1 {
+		return nil
+	}
+	return asm.Instructions{
+		asm.FnGetPrandomU32.Call(),
+		asm.Mod.Imm(asm.R0, int32(p.Sample)),
+		asm.JNE.Imm(asm.R0, 0, skip),
+	}
+}
+
+// pendingKey builds {goid, g.stack.hi - SP, probe} at fpPendKey.
+func (s *Session) pendingKey(p *ProbeSpec, fail string) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, fpHi),
+		asm.Mov.Imm(asm.R2, 8),
+		asm.Mov.Reg(asm.R3, asm.R7),
+		asm.Add.Imm(asm.R3, 8), // g.stack.hi
+		asm.FnProbeReadUser.Call(),
+		asm.JNE.Imm(asm.R0, 0, fail),
+		asm.LoadMem(asm.R1, asm.R10, fpGoid, asm.DWord),
+		asm.StoreMem(asm.R10, fpPendKey, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R10, fpHi, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R6, ptRegsSP, asm.DWord),
+		asm.Sub.Reg(asm.R1, asm.R2),
+		asm.StoreMem(asm.R10, fpPendKey+8, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R1, int32(p.ID)),
+		asm.StoreMem(asm.R10, fpPendKey+16, asm.R1, asm.DWord),
+	}
+}
+
+// fillEntry writes the entry's fields into the record or pending value at
+// R8 (the two share the layout up to the results).
+func (s *Session) fillEntry(p *ProbeSpec) asm.Instructions {
+	insns := asm.Instructions{
+		asm.StoreImm(asm.R8, offProbe, int64(p.ID), asm.Word),
+		asm.LoadMem(asm.R1, asm.R10, fpGoid, asm.DWord),
+		asm.StoreMem(asm.R8, offGoid, asm.R1, asm.DWord),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R8, offStart, asm.R0, asm.DWord),
+	}
+	for i, off := range intRegOffsets {
+		insns = append(insns,
+			asm.LoadMem(asm.R1, asm.R6, off, asm.DWord),
+			asm.StoreMem(asm.R8, int16(offArgs+8*i), asm.R1, asm.DWord),
+		)
+	}
+	strBase := offStrings
+	if p.Call {
+		strBase = pendingSize // in the pending value strings follow the args
+	}
+	insns = append(insns, s.readStringsAt(p.ArgStrings, offArgs, strBase)...)
+	return append(insns, s.caller()...)
+}
+
+// caller stores *SP, the return address, at offCaller of R8.
+func (s *Session) caller() asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.R8),
+		asm.Add.Imm(asm.R1, offCaller),
+		asm.Mov.Imm(asm.R2, 8),
+		asm.LoadMem(asm.R3, asm.R6, ptRegsSP, asm.DWord),
+		asm.FnProbeReadUser.Call(),
+	}
+}
+
+func (s *Session) readStrings(cs []StrCapture, regBase int16) asm.Instructions {
+	return s.readStringsAt(cs, regBase, offStrings)
+}
+
+// readStringsAt reads each string's first StrLen bytes (fewer when the
+// string is shorter) into its slot, taking pointer and length from the
+// register copies at regBase in R8.
+func (s *Session) readStringsAt(cs []StrCapture, regBase int16, strBase int) asm.Instructions {
+	var insns asm.Instructions
+	for i, c := range cs {
+		skip := fmt.Sprintf("str_%d_%d_%d", regBase, strBase, i)
+		insns = append(insns,
+			asm.LoadMem(asm.R2, asm.R8, regBase+int16(8*c.LenReg), asm.DWord),
+			asm.JEq.Imm(asm.R2, 0, skip),
+			asm.JLE.Imm(asm.R2, int32(s.Layout.StrLen), skip+"_n"),
+			asm.Mov.Imm(asm.R2, int32(s.Layout.StrLen)),
+			asm.Mov.Reg(asm.R1, asm.R8).WithSymbol(skip+"_n"),
+			asm.Add.Imm(asm.R1, int32(strBase+c.Slot*s.Layout.StrLen)),
+			asm.LoadMem(asm.R3, asm.R8, regBase+int16(8*c.PtrReg), asm.DWord),
+			asm.FnProbeReadUser.Call(),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol(skip),
+		)
+	}
+	return insns
+}
+
+// stack stores the user stack (frame pointers) after the strings.
+func (s *Session) stack(p *ProbeSpec) asm.Instructions {
+	if s.Layout.StackDepth == 0 {
+		return asm.Instructions{asm.Mov.Imm(asm.R1, 0), asm.StoreMem(asm.R8, offStackLen, asm.R1, asm.DWord)}
+	}
+	const userStack = 1 << 8 // BPF_F_USER_STACK
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Reg(asm.R2, asm.R8),
+		asm.Add.Imm(asm.R2, int32(s.Layout.stackOff())),
+		asm.Mov.Imm(asm.R3, int32(8*s.Layout.StackDepth)),
+		asm.Mov.Imm(asm.R4, userStack),
+		asm.FnGetStack.Call(),
+		asm.StoreMem(asm.R8, offStackLen, asm.R0, asm.DWord),
+	}
+}
+
+// reserve reserves a record in R8, counting a drop and jumping to fail
+// when the ring buffer is full.
+func (s *Session) reserve(p *ProbeSpec, fail string) asm.Instructions {
+	insns := asm.Instructions{
+		asm.LoadMapPtr(asm.R1, s.Events.FD()),
+		asm.Mov.Imm(asm.R2, int32(s.Layout.Size())),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.JNE.Imm(asm.R0, 0, "reserved"),
+	}
+	insns = append(insns, s.bumpStat(p, 0)...)
+	return append(insns, asm.Ja.Label(fail), asm.Mov.Imm(asm.R0, 0).WithSymbol("reserved"))
+}
+
+// bumpStat adds one to the probe's Stats field at off (0 Dropped, 8 Lost).
+func (s *Session) bumpStat(p *ProbeSpec, off int16) asm.Instructions {
+	s.labels++
+	label := fmt.Sprintf("stat_%d", s.labels)
+	return asm.Instructions{
+		asm.LoadMapPtr(asm.R1, s.StatsMap.FD()),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, fpStatIdx),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, label),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.AddAtomic.Mem(asm.R0, asm.R1, asm.DWord, 0),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(label),
+	}
+}
+
+// submit publishes the record without waking the reader, which polls:
+// a wake-up per record costs the probed thread an irq_work and a
+// scheduler wake-up, more than the rest of the program.
+// filter compiles p.Filter (nothing without one), jumping to reject.
+func (s *Session) filter(p *ProbeSpec, reject string) (asm.Instructions, error) {
+	if p.Filter == nil {
+		return nil, nil
+	}
+	return s.compileFilter(p.Filter, p.Call, reject)
+}
+
+// discard drops the record in R8 (labelled label) and jumps to next.
+func discard(label, next string) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.R8).WithSymbol(label),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufDiscard.Call(),
+		asm.Ja.Label(next),
+	}
+}
+
+func submit(next string) asm.Instructions {
+	const noWakeup = 1 // BPF_RB_NO_WAKEUP
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.R8),
+		asm.Mov.Imm(asm.R2, noWakeup),
+		asm.FnRingbufSubmit.Call(),
+		asm.Ja.Label(next),
+	}
+}
+
+func (s *Session) load(name string, insns asm.Instructions) (*ebpf.Program, error) {
+	spec := &ebpf.ProgramSpec{
+		Name:         name,
+		Type:         ebpf.Kprobe,
+		Instructions: insns,
+		License:      "GPL",
+	}
+	if s.Multi {
+		spec.AttachType = ebpf.AttachTraceUprobeMulti
+	}
+	prog, err := ebpf.NewProgram(spec)
+	if err != nil {
+		return nil, fmt.Errorf("loading BPF program %s: %w", name, err)
+	}
+	return prog, nil
+}
+
+// Decode decodes a record of layout l.
+func (l Layout) Decode(b []byte, r *Record) error {
+	if len(b) < l.Size() {
+		return fmt.Errorf("record of %d bytes, want %d", len(b), l.Size())
+	}
+	le := binary.LittleEndian
+	r.Probe = le.Uint32(b[offProbe:])
+	r.Return = le.Uint32(b[offKind:]) == 1
+	r.Goid = le.Uint64(b[offGoid:])
+	r.Start = le.Uint64(b[offStart:])
+	r.End = le.Uint64(b[offEnd:])
+	r.Caller = le.Uint64(b[offCaller:])
+	for i := range r.Args {
+		r.Args[i] = le.Uint64(b[offArgs+8*i:])
+		r.Results[i] = le.Uint64(b[offResults+8*i:])
+	}
+	r.Strings = r.Strings[:0]
+	for i := 0; i < l.StrSlots; i++ {
+		o := offStrings + i*l.StrLen
+		r.Strings = append(r.Strings, b[o:o+l.StrLen])
+	}
+	r.Stack = r.Stack[:0]
+	n := int(int64(le.Uint64(b[offStackLen:])))
+	if n > 8*l.StackDepth {
+		n = 8 * l.StackDepth
+	}
+	for i := 0; i+8 <= n; i += 8 {
+		r.Stack = append(r.Stack, le.Uint64(b[l.stackOff()+i:]))
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package recorder
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// loadRecording records to a file on tmpfs (/dev/shm when there is one,
+// so the disk is not the limit) while body runs, and reports the share of
+// events dropped and the share of the file that constant pools take.
+func loadRecording(b *testing.B, body func() int64) {
+	dir := "/dev/shm"
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, "flightrec-bench.jfr")
+	defer os.Remove(path)
+	rec, err := Start(WithFile(path), WithSettings(Settings{
+		"*": {Enabled: Bool(false)}, "bench.Event": {Enabled: Bool(true)},
+	}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dropped0 := theSession.s.DroppedEvents.Load()
+	b.ResetTimer()
+	emitted := body()
+	b.StopTimer()
+	dropped := theSession.s.DroppedEvents.Load() - dropped0
+	if err := rec.Stop(); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pools int64
+	chunks := layout(b, data)
+	for _, c := range chunks {
+		pools += c.poolBytes
+	}
+	b.ReportMetric(100*float64(dropped)/float64(emitted), "drop-%")
+	b.ReportMetric(100*float64(pools)/float64(len(data)), "pool-%")
+	b.ReportMetric(float64(len(chunks)), "chunks")
+	b.ReportMetric(float64(emitted)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkManyGoroutines: 10,000 goroutines each emit an event every
+// millisecond, for 5 s per op, into a file.
+func BenchmarkManyGoroutines(b *testing.B) {
+	const goroutines = 10000
+	loadRecording(b, func() int64 {
+		var emitted atomic.Int64
+		for range b.N {
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for range goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					n := int64(0)
+					for {
+						select {
+						case <-stop:
+							emitted.Add(n)
+							return
+						default:
+						}
+						emitLoop(benchType, 1)
+						n++
+						time.Sleep(time.Millisecond)
+					}
+				}()
+			}
+			time.Sleep(5 * time.Second)
+			close(stop)
+			wg.Wait()
+		}
+		return emitted.Load()
+	})
+}
+
+// BenchmarkTightLoopFile: one goroutine emits flat out into a file on
+// tmpfs.
+func BenchmarkTightLoopFile(b *testing.B) {
+	loadRecording(b, func() int64 {
+		emitLoop(benchType, b.N)
+		return int64(b.N)
+	})
+}
+
+// BenchmarkTightLoopFileParallel: two goroutines emit flat out into a file
+// on tmpfs (b.N events each).
+func BenchmarkTightLoopFileParallel(b *testing.B) {
+	loadRecording(b, func() int64 {
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				emitLoop(benchType, b.N)
+			}()
+		}
+		wg.Wait()
+		return 2 * int64(b.N)
+	})
+}

@@ -1,0 +1,212 @@
+package recorder
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+
+	"github.com/flightrec/flightrec/jfr"
+)
+
+// A recording's file is readable at every moment, whatever moment the
+// process is killed: the JDK's reader rejects a file whose last chunk
+// header claims bytes that are not there, and also one with bytes after
+// its last chunk. So the file never holds bytes that no chunk covers, and
+// no header claims bytes not written:
+//
+//   - The chunk being written covers, past its data, a reservation: one
+//     filler record (type jfr.FillerType, which no metadata declares, so
+//     readers skip it) up to the end of the file.
+//   - A flushpoint's segment is written inside the filler: first all of it
+//     but its first 6 bytes, followed by the header of a filler for what
+//     is left; then the first 6 bytes, one small write that turns the old
+//     filler's header into the segment's first record; then the chunk
+//     header, whose new checkpoint offset makes readers see the segment's
+//     constants. A kill between the last two writes leaves the segment's
+//     events readable with the constants of the flushpoint before.
+//   - A new chunk is written the same way into the rest of the previous
+//     chunk's filler, which is built so that its bytes 4 and 5 are those
+//     of a chunk header (version 2): the last write but one puts the magic
+//     "FLR\0" there, which readers of the previous chunk take as a record
+//     of 70 bytes they skip (jfr.FillerType's comment), followed by the new
+//     chunk's records; the last shrinks the previous chunk to its data.
+//   - Only growing the reservation has a moment when the file is not
+//     readable, between extending the file and rewriting the header: it
+//     grows by at least 8 MiB at a time (a sparse hole until written).
+//
+// Headers and filler headers are written in one write each; Linux cuts a
+// write short on SIGKILL only between pages, so one straddling a page
+// boundary could in principle tear.
+//
+// At Close the last chunk is shrunk to its data and the file truncated.
+type fileSink struct {
+	f      sinkFile
+	start  int64 // offset of the chunk being written (or last written)
+	end    int64 // end of its data
+	resEnd int64 // end of its reservation, and of the file
+	opened bool  // a chunk has been written
+	hdr    [jfr.HeaderSize]byte
+	buf    []byte
+}
+
+// sinkFile is what fileSink needs of an *os.File.
+type sinkFile interface {
+	WriteAt(b []byte, off int64) (int, error)
+	Truncate(size int64) error
+	Close() error
+}
+
+const (
+	fillerHeaderSize = 6
+	maxFiller        = 1<<28 - 1 // its size is a 4-byte varint and a zero byte
+	minGrowth        = 8 << 20
+)
+
+// createFile opens a recording's file; tests replace it to inject faults.
+var createFile = func(path string) (sinkFile, error) { return os.Create(path) }
+
+func createFileSink(path string) (*fileSink, error) {
+	f, err := createFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &fileSink{f: f}, nil
+}
+
+// putFiller writes the header of a filler record of n bytes (n >=
+// fillerHeaderSize): its size as a 5-byte varint whose last byte is 0,
+// then the type, so that bytes 4 and 5 are 0, 2: a chunk header's major
+// version.
+func putFiller(b []byte, n int64) {
+	b[0] = byte(n) | 0x80
+	b[1] = byte(n>>7) | 0x80
+	b[2] = byte(n>>14) | 0x80
+	b[3] = byte(n>>21) | 0x80
+	b[4] = 0
+	b[5] = jfr.FillerType
+}
+
+// layoutSegment gathers seg's bytes into s.buf, followed by the header of
+// a filler up to resEnd if room is left, for a segment written at off.
+func (s *fileSink) layoutSegment(seg segment, off int64) []byte {
+	b := s.buf[:0]
+	for _, p := range seg.parts {
+		b = append(b, p...)
+	}
+	if rest := s.resEnd - off - int64(len(b)); rest > 0 {
+		var fh [fillerHeaderSize]byte
+		putFiller(fh[:], rest)
+		b = append(b, fh[:]...)
+	}
+	s.buf = b
+	return b
+}
+
+// fits tells whether n bytes fit at the end of the data, leaving either
+// nothing or room for a filler.
+func (s *fileSink) fits(n int64) bool {
+	rest := s.resEnd - s.end
+	return rest == n || (rest >= n+fillerHeaderSize && rest-n <= maxFiller)
+}
+
+// grow extends the reservation so that n bytes fit.
+func (s *fileSink) grow(n int64) error {
+	newEnd := s.end + n + fillerHeaderSize + max(minGrowth, n)
+	if err := s.f.Truncate(newEnd); err != nil {
+		return err
+	}
+	var fh [fillerHeaderSize]byte
+	putFiller(fh[:], newEnd-s.end)
+	if _, err := s.f.WriteAt(fh[:], s.end); err != nil {
+		return err
+	}
+	s.resEnd = newEnd
+	return s.writeHeader(s.resEnd - s.start)
+}
+
+// writeHeader writes the current chunk's header, its size set to size and
+// marked as the file's last chunk.
+func (s *fileSink) writeHeader(size int64) error {
+	binary.BigEndian.PutUint64(s.hdr[8:], uint64(size))
+	s.hdr[67] = jfr.FlagCompressedInts | jfr.FlagFinalChunk
+	_, err := s.f.WriteAt(s.hdr[:], s.start)
+	return err
+}
+
+// write adds a segment to the file.
+func (s *fileSink) write(seg segment) error {
+	n := seg.size()
+	switch {
+	case !s.opened:
+		// The file's first chunk: nothing to keep readable yet.
+		if !seg.first {
+			return errors.New("internal error: a chunk's first segment is missing")
+		}
+		s.resEnd = n + fillerHeaderSize + minGrowth
+		b := s.layoutSegment(seg, 0)
+		copy(s.hdr[:], seg.header)
+		binary.BigEndian.PutUint64(b[8:], uint64(s.resEnd))
+		b[67] = jfr.FlagCompressedInts | jfr.FlagFinalChunk
+		if _, err := s.f.WriteAt(b, 0); err != nil {
+			return err
+		}
+		if err := s.f.Truncate(s.resEnd); err != nil {
+			return err
+		}
+		s.opened, s.start, s.end = true, 0, n
+		return nil
+	case n == 0:
+		copy(s.hdr[:], seg.header)
+		return s.writeHeader(s.resEnd - s.start)
+	}
+	if !s.fits(n) {
+		if err := s.grow(n); err != nil {
+			return err
+		}
+	}
+	at := s.end
+	b := s.layoutSegment(seg, at)
+	if seg.first {
+		if b[4] != 0 || b[5] != jfr.FillerType {
+			return errors.New("internal error: a chunk header does not match the filler")
+		}
+		binary.BigEndian.PutUint64(b[8:], uint64(s.resEnd-at))
+		b[67] = jfr.FlagCompressedInts | jfr.FlagFinalChunk
+	}
+	if _, err := s.f.WriteAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
+		return err
+	}
+	if _, err := s.f.WriteAt(b[:fillerHeaderSize], at); err != nil {
+		return err
+	}
+	s.end = at + n
+	if seg.first {
+		// The previous chunk ends where this one starts, and is no longer
+		// the last.
+		binary.BigEndian.PutUint64(s.hdr[8:], uint64(at-s.start))
+		s.hdr[67] = jfr.FlagCompressedInts
+		if _, err := s.f.WriteAt(s.hdr[:], s.start); err != nil {
+			return err
+		}
+		s.start = at
+		copy(s.hdr[:], b[:jfr.HeaderSize])
+		return nil
+	}
+	copy(s.hdr[:], seg.header)
+	return s.writeHeader(s.resEnd - s.start)
+}
+
+// close shrinks the last chunk to its data, drops the reservation and
+// closes the file.
+func (s *fileSink) close() error {
+	var err error
+	if s.opened && s.resEnd > s.end {
+		if err = s.writeHeader(s.end - s.start); err == nil {
+			err = s.f.Truncate(s.end)
+		}
+	}
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
