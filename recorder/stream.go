@@ -13,9 +13,11 @@ import (
 
 // Stream hands the events of the running recordings to functions in the
 // process as they are recorded, as the JDK's RecordingStream (JEP 349)
-// does: each chunk the recorder cuts (at least once a second) is read
-// back with package jfr, so handlers see exactly the values `jfr print`
-// shows. A stream is itself a recording (named "stream" unless WithName
+// does: each chunk the recorder writes is read back with package jfr
+// once it is closed, so handlers see exactly the values `jfr print` shows.
+// While a stream runs the recorder cuts a chunk at least once a second
+// (otherwise chunks are cut by size), so events reach the handlers within
+// about a second; every recording's chunks are cut as often meanwhile. A stream is itself a recording (named "stream" unless WithName
 // says otherwise), whose settings (WithSettings) turn on the events it
 // wants; it holds no data.
 //
