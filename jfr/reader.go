@@ -75,6 +75,7 @@ type Reader struct {
 	clock    *Clock // first chunk's clock
 	err      error  // sticky
 	last     bool   // the current chunk is the last one to read
+	skip     int64  // start the next chunk's records here (Follow), if > HeaderSize
 
 	// Where the chunk after the current one starts, once all the current
 	// chunk's bytes have been read and its header says it is finished:
@@ -215,6 +216,10 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	}
 	r.chunk = c
 	r.pos = HeaderSize
+	if r.skip > HeaderSize {
+		r.pos = min(r.skip, h.Size)
+		r.skip = 0
+	}
 	r.next = off + h.Size
 	r.index++
 	// A chunk still being written (state 1..255) is valid only up to its

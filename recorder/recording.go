@@ -29,6 +29,7 @@ type config struct {
 	maxChunkAge  time.Duration
 	settings     Settings
 	onError      func(error)
+	sink         func(seg segment) // gets each segment delivered, valid during the call (collect.go)
 }
 
 // defaultMaxChunkSize is the JDK's default maximum chunk size.
@@ -107,7 +108,7 @@ func Start(opts ...Option) (*Recording, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if cfg.file == "" && !cfg.ring {
+	if cfg.file == "" && !cfg.ring && cfg.sink == nil {
 		return nil, errors.New("recorder: a recording needs WithFile or WithRing")
 	}
 	if cfg.maxChunkSize == 0 {
@@ -267,6 +268,9 @@ func (r *Recording) deliver(seg segment, end time.Time) {
 		// A chunk that began before the recording started.
 		r.mu.Unlock()
 		return
+	}
+	if r.cfg.sink != nil {
+		r.cfg.sink(seg)
 	}
 	if seg.closed {
 		r.inChunk = false

@@ -37,6 +37,7 @@ func commands() []*cli.Command {
 	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
 		probeCmd, exportCmd, viewCmd,
 	}
+	cmds = append(cmds, ctlCmd, assembleCmd)
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
 	}

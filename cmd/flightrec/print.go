@@ -6,11 +6,12 @@ import (
 
 	"github.com/flightrec/flightrec/internal/cli"
 	"github.com/flightrec/flightrec/internal/jfrtool"
+	"github.com/flightrec/flightrec/jfr"
 )
 
 var printCmd = &cli.Command{
 	Name:      "print",
-	UsageLine: "print [--json] [--events FILTER] [--categories FILTER] [--stack-depth N] FILE",
+	UsageLine: "print [--json] [--events FILTER] [--categories FILTER] [--stack-depth N] [--follow] FILE",
 	Short:     "print the events of a recording as jfr print does",
 	Long: `
 Print writes every event of a recording, with all its fields, in the human
@@ -28,6 +29,12 @@ selected by either option is printed.
 --stack-depth sets how many frames of each stack trace are printed
 (default 5).
 
+--follow prints a recording while it is being written: each chunk, and
+each flush of a chunk in progress, as it reaches the file, until the
+recording ends (a final chunk that stays the file's last for 2 s) or the
+command is interrupted. With --json it prints one JSON object per event
+and line, as a stream has no end to close a document at.
+
 If the file is truncated or corrupt, the events of the complete chunks are
 printed, then an error naming the chunk and byte offset, and the exit
 status is 1.`,
@@ -36,6 +43,7 @@ status is 1.`,
 		fs.String("events", "", "print only events whose name matches one of the comma-separated `globs`")
 		fs.String("categories", "", "print only events with a category matching one of the comma-separated `globs`")
 		fs.Int("stack-depth", 5, "print at most `N` frames of each stack trace")
+		fs.Bool("follow", false, "print the recording as it is written, until it ends or is interrupted")
 	},
 	Run: func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 		if len(args) != 1 {
@@ -53,6 +61,9 @@ status is 1.`,
 		if fs.Lookup("json").Value.(flag.Getter).Get().(bool) {
 			format = jfrtool.FormatJSON
 		}
+		if fs.Lookup("follow").Value.String() == "true" {
+			return printFollow(ctx, env, args[0], format, opts)
+		}
 		rec, err := openRecording(args[0])
 		if err != nil {
 			return err
@@ -60,4 +71,18 @@ status is 1.`,
 		defer rec.Close()
 		return rec.read(func() error { return jfrtool.Print(env.Stdout, rec.Reader, format, opts) })
 	},
+}
+
+// printFollow prints each flushed part of a recording being written.
+func printFollow(ctx context.Context, env *cli.Env, name string, format jfrtool.Format, opts jfrtool.PrintOptions) error {
+	if format == jfrtool.FormatJSON {
+		format = jfrtool.FormatJSONLines
+	}
+	err := jfr.Follow(ctx, name, nil, func(r *jfr.Reader) error {
+		return jfrtool.Print(env.Stdout, r, format, opts)
+	})
+	if ctx.Err() != nil {
+		return nil // interrupted
+	}
+	return fileError(name, err)
 }

@@ -29,8 +29,9 @@ type Format int
 
 // The formats of `jfr print`.
 const (
-	FormatPretty Format = iota // jfr print
-	FormatJSON                 // jfr print --json
+	FormatPretty    Format = iota // jfr print
+	FormatJSON                    // jfr print --json
+	FormatJSONLines               // each event's JSON object on a line of its own
 )
 
 // Print writes the events of the recording read by r as `jfr print` does,
@@ -70,6 +71,9 @@ type emitter interface {
 func newEmitter(p *printer, f Format) emitter {
 	if f == FormatJSON {
 		return &jsonPrinter{printer: p}
+	}
+	if f == FormatJSONLines {
+		return &jsonLinesPrinter{jsonPrinter: jsonPrinter{printer: p}}
 	}
 	return &prettyPrinter{printer: p}
 }

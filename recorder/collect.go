@@ -1,0 +1,44 @@
+package recorder
+
+// chunkCollector gathers the segments the recorder writes a chunk in (one
+// per flushpoint) and hands over each chunk once it is closed, whole: for
+// consumers of complete chunks, a stream or a disk repository. Those cut
+// chunks at least once a second (WithMaxChunkAge) so that they get one a
+// second.
+type chunkCollector struct {
+	buf  []byte
+	open bool // buf holds the start of the chunk being written
+	// take gets each closed chunk, which it may keep, and returns the
+	// buffer to gather the next in (nil for a new one).
+	take func(chunk []byte) []byte
+}
+
+func (c *chunkCollector) add(seg segment) {
+	if seg.first {
+		c.buf, c.open = c.buf[:0], true
+	}
+	if !c.open {
+		return // a chunk begun before the consumer started
+	}
+	for _, p := range seg.parts {
+		c.buf = append(c.buf, p...)
+	}
+	copy(c.buf, seg.header)
+	if seg.closed {
+		c.open = false
+		c.buf = c.take(c.buf)
+	}
+}
+
+// withChunkSink has the recording's chunks, whole, handed to take (from
+// the recorder's goroutine: take must not wait), and cuts a chunk at least
+// once a second unless WithMaxChunkAge, after it, says otherwise.
+func withChunkSink(take func(chunk []byte) []byte) Option {
+	return optionFunc(func(c *config) {
+		col := &chunkCollector{take: take}
+		c.sink = col.add
+		if c.maxChunkAge == 0 || c.maxChunkAge > flushInterval {
+			c.maxChunkAge = flushInterval
+		}
+	})
+}

@@ -1,0 +1,106 @@
+package recorder
+
+import (
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flightrec/flightrec/jfr"
+)
+
+// BenchmarkStream measures what a stream adds to the cost of an enabled
+// event for the emitting program. The machine's speed drifts (other
+// processes), so rounds alternate: a round of roundEvents events under an
+// in-memory recording alone, then one with a stream running too; each op
+// is one such pair. stream-added-% is the median of the pairs' added cost
+// over the cost alone. "decode-all" has a handler take every event (the
+// stream decodes each); "other-type" handles another type (the chunks are
+// copied and their records walked, none decoded).
+func BenchmarkStream(b *testing.B) {
+	b.Run("decode-all", func(b *testing.B) { benchStream(b, "bench.Event") })
+	b.Run("other-type", func(b *testing.B) { benchStream(b, "test.Counted") })
+}
+
+const roundEvents = 1 << 21
+
+func benchStream(b *testing.B, handledType string) {
+	only := Settings{"*": {Enabled: Bool(false)}, "bench.Event": {Enabled: Bool(true)}}
+	rec, err := Start(WithRing(64<<20, 0), WithSettings(only))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Stop()
+	var alone, with []float64
+	var handled atomic.Int64
+	var dropped int64
+	round := func() float64 {
+		start := time.Now()
+		emitLoop(benchType, roundEvents)
+		return float64(time.Since(start).Nanoseconds()) / roundEvents
+	}
+	for range b.N {
+		alone = append(alone, round())
+		st := NewStream(WithSettings(only))
+		st.OnEvent(handledType, func(*jfr.Event) { handled.Add(1) })
+		if err := st.Start(); err != nil {
+			b.Fatal(err)
+		}
+		with = append(with, round())
+		if err := st.Close(); err != nil {
+			b.Fatal(err)
+		}
+		dropped += st.dropped.Load()
+	}
+	added := make([]float64, len(alone))
+	for i := range alone {
+		added[i] = 100 * (with[i] - alone[i]) / alone[i]
+	}
+	b.ReportMetric(median(alone), "alone-ns/event")
+	b.ReportMetric(median(with), "stream-ns/event")
+	b.ReportMetric(median(added), "stream-added-%")
+	b.ReportMetric(float64(handled.Load())/float64(b.N*roundEvents), "handled/event")
+	b.ReportMetric(float64(dropped)/float64(b.N), "stream-dropped-chunks/op")
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkStreamLatency measures the time from Commit to the handler at
+// the default chunk age (1 s): one event every 5 ms, the handler noting
+// how long after its start time it runs.
+func BenchmarkStreamLatency(b *testing.B) {
+	st := NewStream(WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	var sum, maxNs, n atomic.Int64
+	st.OnEvent("test.Counted", func(ev *jfr.Event) {
+		d := time.Since(ev.StartTime()).Nanoseconds()
+		sum.Add(d)
+		n.Add(1)
+		for {
+			m := maxNs.Load()
+			if d <= m || maxNs.CompareAndSwap(m, d) {
+				break
+			}
+		}
+	})
+	if err := st.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		emitCounted(1, i)
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.StopTimer()
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if n.Load() > 0 {
+		b.ReportMetric(float64(sum.Load())/float64(n.Load())/1e6, "mean-ms")
+		b.ReportMetric(float64(maxNs.Load())/1e6, "max-ms")
+	}
+	b.ReportMetric(float64(n.Load())/float64(b.N), "handled/op")
+}

@@ -1,0 +1,142 @@
+package recorder
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flightrec/flightrec/jfr"
+)
+
+// TestStreamOnEvent: the handlers of a stream get every event emitted, with
+// its values, within about a second; OnFlush follows each chunk; nothing
+// comes after Close.
+func TestStreamOnEvent(t *testing.T) {
+	st := NewStream(WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	var mu sync.Mutex
+	got := map[int64]string{}
+	var maxLatency time.Duration
+	var flushes, after atomic.Int64
+	var closed atomic.Bool
+	st.OnEvent("test.Counted", func(ev *jfr.Event) {
+		if closed.Load() {
+			after.Add(1)
+		}
+		n, _ := ev.Field("n")
+		s, _ := ev.Field("s")
+		mu.Lock()
+		got[n.Int()] = s.String()
+		maxLatency = max(maxLatency, time.Since(ev.StartTime()))
+		mu.Unlock()
+	})
+	st.OnFlush(func() { flushes.Add(1) })
+	st.OnError(func(err error) { t.Errorf("stream error: %v", err) })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	emitCounted(n)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		mu.Lock()
+		k := len(got)
+		mu.Unlock()
+		if k == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("handled %d of %d events within 3 s", k, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed.Store(true)
+	emitCounted(10, n)
+	time.Sleep(1200 * time.Millisecond)
+	for i := range int64(n) {
+		if got[i] != "x" {
+			t.Fatalf("event %d: s = %q, want \"x\"", i, got[i])
+		}
+	}
+	if maxLatency > 2*time.Second {
+		t.Errorf("an event reached its handler %v after it was emitted", maxLatency)
+	}
+	if flushes.Load() == 0 || after.Load() != 0 {
+		t.Errorf("%d flushes, %d events after Close", flushes.Load(), after.Load())
+	}
+	if _, ok := Find(st.Recording().Name()); ok {
+		t.Error("the stream's recording is still running after Close")
+	}
+}
+
+// TestStreamBehind: handlers slower than the chunks get ErrStreamBehind,
+// and the recorder goes on.
+func TestStreamBehind(t *testing.T) {
+	st := NewStream(WithMaxChunkAge(20*time.Millisecond), WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	var behind atomic.Int64
+	first := make(chan struct{})
+	var once sync.Once
+	st.OnFlush(func() {
+		once.Do(func() {
+			close(first)
+			time.Sleep(time.Second) // meanwhile about 50 chunks come
+		})
+	})
+	st.OnError(func(err error) {
+		if errors.Is(err, ErrStreamBehind) {
+			behind.Add(1)
+		}
+	})
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-first
+	time.Sleep(1100 * time.Millisecond)
+	emitCounted(10)
+	time.Sleep(200 * time.Millisecond)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if behind.Load() == 0 {
+		t.Error("no ErrStreamBehind after the handlers fell behind")
+	}
+}
+
+// TestRepository: a ring recording with a repository keeps its chunks as
+// files, deleting those beyond its limits; each file is a recording.
+func TestRepository(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	rec, err := Start(WithRing(0, 300*time.Millisecond), WithRepository(dir), WithMaxChunkAge(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		emitCounted(10)
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jfr"))
+	// About 1 s of 50 ms chunks, of which the last 300 ms are kept.
+	if len(files) < 3 || len(files) > 10 {
+		t.Fatalf("%d chunk files in the repository, want about 7", len(files))
+	}
+	total := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += readEvents(t, data)["test.Counted"]
+	}
+	if total == 0 {
+		t.Error("no test.Counted in the repository")
+	}
+}
