@@ -9,14 +9,21 @@
 // sends a message and every span that receives it).
 //
 // Merge reads the inputs twice. The first pass counts, per message, the
-// spans that mention it (IDs are interned to dense integer keys) and
-// estimates per-node clock offsets from the message pairs. The second pass
+// spans that mention it (IDs are interned to dense integer keys),
+// estimates per-node clock offsets from the message pairs (per 100 ms
+// bucket, following drift and steps: drift.go) and checks the inputs: it
+// refuses inputs without flow events, two inputs using one node number
+// and two nodes in one recording, and lists node numbers seen in message
+// IDs that no input has. The second pass
 // joins spans into traces and releases a trace the moment the last span
 // mentioning any of its messages has been read: the reference-counted
 // completion rule of MFT, exact and without timeouts. One goroutine reads
 // all inputs, always the one whose next span ends earliest, so no reader
 // ever waits while holding a trace and no input can hold back another; an
-// input that fails counts as finished.
+// input that fails counts as finished. A damaged recording is read up to
+// the damage and from its next intact chunk on (jfr.Reader.SkipDamagedChunk);
+// spans that never ended (open when recording stopped) are kept, marked
+// unfinished.
 //
 // Within a trace, events are ordered by causality (a receipt after a
 // transmission of its message), the node's monotonic clock, corrected wall
@@ -28,7 +35,7 @@
 // Differences from MFT, on purpose: clock offsets are applied (MFT's were
 // lost to a regex bug); cross-node order uses nanoseconds, not whole
 // milliseconds; message lines are sorted by ID and destinations by name;
-// latency pairs all messages between two nodes, whatever their tags;
+// latency is one-way, per direction and tag, with percentiles;
 // network duplicates are counted once and totals are not double counted;
 // locks are per node; interceptor time includes the part before the inner
 // call; an NC span releases each ID once; handling without Incoming (local
