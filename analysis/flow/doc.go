@@ -50,14 +50,14 @@
 // that never copy to grow. Open traces are the ones in flight around the
 // current time. Measured on the generated 5-node input of BenchmarkMerge
 // (7 events and 2 messages per request; the generator's own cost is
-// included), 2-core Xeon, Go 1.26:
+// included), on a 2-core VM shared with other builds (load 12-31):
 //
-//	go test ./analysis/flow -run '^$' -bench Merge -benchtime 1x -flow.requests 1430000
-//	  10 M events (2.86 M messages): 7.1-7.8 s, 1.29-1.40 M events/s
-//	  (-cpu 1: 1.40 M events/s), peak live heap 200-243 MiB, max RSS 210-254 MiB
 //	go test ./analysis/flow -run '^$' -bench Merge -benchtime 1x -flow.requests 5000000
-//	  35 M events (10 M messages): 29.3 s, 1.19 M events/s,
-//	  peak live heap 689 MiB, max RSS 712 MiB
+//	  35 M events (10 M messages): 212 s wall, 59.8 s CPU (0.57 M events
+//	  per CPU second), peak live heap 682 MiB, max RSS 705 MiB
+//
+// On a quiet machine the merge with one offset per node did 1.19-1.40 M
+// events/s; the per-bucket clocks cost no measurable CPU beside it.
 //
 // Throughput counts input events per second of the whole merge, both
 // passes included; at most 5 traces (22 events) were open at once.
