@@ -4,11 +4,15 @@
 // traces and statistics.
 //
 // A Node names the process in its recordings and numbers the messages it
-// sends: an ID is a compact (node, counter) pair that the application
+// sends (one node per recording: flightrec flow refuses a recording in
+// which two nodes announce themselves): an ID is a compact (node, counter) pair that the application
 // carries on the wire (WriteFrame/ReadFrame for a length-framed net.Conn
 // protocol, SetHeader/HeaderID for HTTP headers, SetMetadata/MetadataID for
 // gRPC-style string maps). Legacy protocols may use free-form string IDs
 // (the *Text methods).
+//
+// Packages flow/flowhttp and flow/flowgrpc instrument net/http and gRPC
+// services in one line, with W3C traceparent.
 //
 // A Span is the work done on one node for at most one incoming message,
 // possibly in several goroutines. It begins when a message received from
@@ -20,7 +24,9 @@
 // hand-off is Rejected) and Completes; a Token or Span may also travel in a
 // context.Context. A span is written (its flowspec.SpanEvent record) when
 // its last holder lets go: End for the creator, Complete or Reject for each
-// token.
+// token; a span still held when the recording stops is kept by the merge,
+// marked unfinished. SetAttr and SetError add key/value attributes and an
+// error status, which the OTLP export carries.
 //
 // # Cost
 //

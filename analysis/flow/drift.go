@@ -79,6 +79,9 @@ const stepJump = clockBucket * maxDriftPPM / 1e6
 // maxStepBuckets bounds the buckets of samples a pair keeps.
 const maxStepBuckets = 64
 
+// maxRecent bounds the recent samples a pair keeps (16 bytes each).
+const maxRecent = 8192
+
 // noteSample notes a message's delay from a to b in the n*n table. The
 // samples of the last four buckets are kept while the bucket minima
 // settle; those of the buckets around a jump of the fastest delay (a
@@ -89,6 +92,14 @@ func noteSample(delays []pairDelays, n, a, b int, send, d int64) {
 	p.add(bucket, d)
 	if len(p.recent) == 0 || bucket < p.oldest {
 		p.oldest = bucket
+	}
+	if len(p.recent) == maxRecent {
+		// Heavy traffic: keep every other sample, so the memory stays
+		// bounded and a step is still placed within a few samples.
+		for i := range maxRecent / 2 {
+			p.recent[i] = p.recent[2*i+1]
+		}
+		p.recent = p.recent[:maxRecent/2]
 	}
 	p.recent = append(p.recent, delaySample{send, d})
 	if bucket <= p.oldest+3 {

@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"encoding/hex"
 	"maps"
 	"slices"
 	"time"
@@ -42,8 +41,7 @@ func (t *Trace) JSON() JSONTrace {
 	jt := JSONTrace{Index: t.Index, Tag: TraceTag(t), Incomplete: t.Incomplete, Inconsistencies: t.Inconsistencies,
 		UnfinishedSpans: t.UnfinishedSpans, DurationNs: t.Duration(),
 		Messages: t.MessageLines(), Events: make([]JSONEvent, len(t.Events))}
-	jt.TraceID = hex.EncodeToString(t.TraceID())
-	jt.Spans = t.jsonSpans()
+	jt.Spans, jt.TraceID = t.jsonSpans()
 	for _, r := range t.CriticalPath() {
 		jt.CriticalPath = append(jt.CriticalPath, t.m.Nodes[r.Node])
 	}

@@ -538,6 +538,7 @@ type pass2Input struct {
 	src    source
 	sp     rawSpan
 	have   bool
+	endAt  int64 // the next span's last event, corrected
 	span   uint32
 	node   uint16
 }
@@ -563,6 +564,9 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 	advance := func(in *pass2Input) {
 		err := in.src.next(&in.sp)
 		in.have = err == nil
+		if in.have {
+			in.endAt = m.correct(in.node, in.sp.lastWall)
+		}
 		if err != nil && !errors.Is(err, io.EOF) && !in.failed {
 			m.Errors = append(m.Errors, err)
 		}
@@ -668,7 +672,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		// The input whose next span ends first after clock correction.
 		var in *pass2Input
 		for _, c := range ins {
-			if c.have && (in == nil || m.correct(c.node, c.sp.lastWall) < m.correct(in.node, in.sp.lastWall)) {
+			if c.have && (in == nil || c.endAt < in.endAt) {
 				in = c
 			}
 		}

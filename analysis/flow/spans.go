@@ -127,6 +127,53 @@ func (t *Trace) SpanID(traceID []byte, ref SpanRef) []byte {
 	return h.Sum(nil)[:8]
 }
 
+// TraceIDs are the IDs a trace's spans are exported with.
+type TraceIDs struct {
+	Trace []byte   // 16 bytes
+	Spans [][]byte // 8 bytes each, by index in Spans
+	// Parents are the spans' parents: the span that sent their message,
+	// else a caller outside flightrec (W3C traceparent), else nil.
+	Parents [][]byte
+}
+
+// IDs returns the IDs of the trace and of its spans (from Spans): those
+// W3C Trace Context gave them where recorded (flow/flowhttp), else
+// TraceID and SpanID.
+func (t *Trace) IDs(spans []SpanInfo) TraceIDs {
+	attr := func(s *SpanInfo, key string, n int) []byte {
+		for _, kv := range s.Attrs {
+			if kv[0] == key {
+				if b, err := hex.DecodeString(kv[1]); err == nil && len(b) == n {
+					return b
+				}
+			}
+		}
+		return nil
+	}
+	ids := TraceIDs{Spans: make([][]byte, len(spans)), Parents: make([][]byte, len(spans))}
+	for i := range spans {
+		if ids.Trace = attr(&spans[i], flowspec.AttrW3CTraceID, 16); ids.Trace != nil {
+			break
+		}
+	}
+	if ids.Trace == nil {
+		ids.Trace = t.TraceID()
+	}
+	for i := range spans {
+		if ids.Spans[i] = attr(&spans[i], flowspec.AttrW3CSpanID, 8); ids.Spans[i] == nil {
+			ids.Spans[i] = t.SpanID(ids.Trace, spans[i].Ref)
+		}
+	}
+	for i := range spans {
+		if p := spans[i].Parent; p >= 0 {
+			ids.Parents[i] = ids.Spans[p]
+		} else {
+			ids.Parents[i] = attr(&spans[i], flowspec.AttrW3CParentID, 8)
+		}
+	}
+	return ids
+}
+
 // JSONSpan is one span of a trace's span tree in --json.
 type JSONSpan struct {
 	SpanID     string            `json:"spanId"`   // hex, as exported to OTLP
@@ -139,21 +186,17 @@ type JSONSpan struct {
 	Error      string            `json:"error,omitempty"`
 }
 
-// jsonSpans returns the span tree of t.
-func (t *Trace) jsonSpans() []JSONSpan {
+// jsonSpans returns the span tree of t and its trace ID, in hex.
+func (t *Trace) jsonSpans() ([]JSONSpan, string) {
 	spans := t.Spans()
-	tid := t.TraceID()
-	ids := make([]string, len(spans))
-	for i := range spans {
-		ids[i] = hex.EncodeToString(t.SpanID(tid, spans[i].Ref))
-	}
+	ids := t.IDs(spans)
 	out := make([]JSONSpan, len(spans))
 	for i := range spans {
 		s := &spans[i]
-		js := JSONSpan{SpanID: ids[i], Node: t.m.Nodes[s.Ref.Node], StartNs: s.Start, EndNs: s.End, DurationNs: s.End - s.Start,
-			Attributes: map[string]string{"goroutine": s.Thread}}
-		if s.Parent >= 0 {
-			js.ParentID = ids[s.Parent]
+		js := JSONSpan{SpanID: hex.EncodeToString(ids.Spans[i]), Node: t.m.Nodes[s.Ref.Node], StartNs: s.Start, EndNs: s.End,
+			DurationNs: s.End - s.Start, Attributes: map[string]string{"goroutine": s.Thread}}
+		if ids.Parents[i] != nil {
+			js.ParentID = hex.EncodeToString(ids.Parents[i])
 		}
 		if s.In >= 0 {
 			js.Attributes["message.id"] = t.MessageID(s.In)
@@ -172,7 +215,7 @@ func (t *Trace) jsonSpans() []JSONSpan {
 		js.Error = s.ErrorText()
 		out[i] = js
 	}
-	return out
+	return out, hex.EncodeToString(ids.Trace)
 }
 
 // ErrorText says why the span failed, or "".

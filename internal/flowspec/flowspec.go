@@ -198,3 +198,13 @@ func MessageID(node uint16, counter uint64) int64 {
 func SplitMessageID(id int64) (node uint16, counter uint64) {
 	return uint16(uint64(id) >> 48), uint64(id) & (1<<48 - 1)
 }
+
+// Span attributes that carry W3C Trace Context identities (recorded by
+// flow/flowhttp, used by the OTLP export so that flightrec spans join
+// traces of OpenTelemetry-instrumented services): hex trace and span IDs,
+// and the span's parent outside flightrec.
+const (
+	AttrW3CTraceID  = "w3c.trace_id"
+	AttrW3CSpanID   = "w3c.span_id"
+	AttrW3CParentID = "w3c.parent_id"
+)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/flightrec/flightrec/analysis/flow"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -30,11 +31,8 @@ var scope = &commonpb.InstrumentationScope{Name: "github.com/flightrec/flightrec
 // order.
 func Convert(t *flow.Trace) []*tracepb.ResourceSpans {
 	spans := t.Spans()
-	traceID := t.TraceID()
-	ids := make([][]byte, len(spans))
-	for i := range spans {
-		ids[i] = t.SpanID(traceID, spans[i].Ref)
-	}
+	all := t.IDs(spans)
+	traceID, ids := all.Trace, all.Spans
 	nodes := make(map[uint16][]*tracepb.Span)
 	for i := range spans {
 		s := &spans[i]
@@ -47,9 +45,7 @@ func Convert(t *flow.Trace) []*tracepb.ResourceSpans {
 		if s.In >= 0 {
 			ps.Kind = tracepb.Span_SPAN_KIND_SERVER
 		}
-		if s.Parent >= 0 {
-			ps.ParentSpanId = ids[s.Parent]
-		}
+		ps.ParentSpanId = all.Parents[i]
 		for _, c := range s.Checkpoints {
 			ps.Events = append(ps.Events, &tracepb.Span_Event{TimeUnixNano: uint64(c.Wall), Name: c.Text})
 		}
@@ -67,7 +63,9 @@ func Convert(t *flow.Trace) []*tracepb.ResourceSpans {
 			ps.Attributes = append(ps.Attributes, strs(AttrTraceTags, s.TraceTags))
 		}
 		for _, kv := range s.Attrs {
-			ps.Attributes = append(ps.Attributes, str(kv[0], kv[1]))
+			if !strings.HasPrefix(kv[0], "w3c.") { // they became the IDs
+				ps.Attributes = append(ps.Attributes, str(kv[0], kv[1]))
+			}
 		}
 		if s.Unfinished {
 			ps.Attributes = append(ps.Attributes, &commonpb.KeyValue{Key: AttrUnfinish, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: true}}})
