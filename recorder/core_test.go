@@ -205,6 +205,7 @@ func TestKilledAnyMoment(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := cmd.Start(); err != nil {
+			skipIfCannotExec(t, err)
 			t.Fatal(err)
 		}
 		line, err := bufio.NewReader(out).ReadString('\n')
@@ -454,7 +455,7 @@ func TestSmallPoolKeys(t *testing.T) {
 			check(v, ev.Type.Name+"."+f.Name, 0)
 		}
 	})
-	if !seen["test.AllKinds"] || !seen["jdk.ExecutionSample"] || refs == 0 {
+	if !seen["test.AllKinds"] || (!seen["jdk.ExecutionSample"] && samplesExpected(t)) || refs == 0 {
 		t.Fatalf("events %v, %d references", seen, refs)
 	}
 }

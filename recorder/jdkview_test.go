@@ -55,7 +55,11 @@ func TestJDKViews(t *testing.T) {
 		{"active-recordings", "flightrec"},
 		{"events-by-count", "Method Profiling Sample"},
 	}
+	sampled := samplesExpected(t)
 	for _, v := range views {
+		if !sampled && (v.name == "hot-methods" || v.name == "events-by-count") {
+			continue // both show CPU samples
+		}
 		out, err := exec.Command(jfrBin, "view", "--width", "200", v.name, path).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), v.want) || strings.Contains(string(out), "rror") {
 			t.Errorf("jfr view %s: %v\n%s", v.name, err, out)

@@ -92,6 +92,7 @@ func TestUndeclarableType(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestUndeclarableType$", "-test.v")
 		cmd.Env = append(os.Environ(), "FLIGHTREC_TEST_UNDECLARABLE=1")
 		out, err := cmd.CombinedOutput()
+		skipIfCannotExec(t, err)
 		if err != nil || !strings.Contains(string(out), "--- PASS: TestUndeclarableType") {
 			t.Fatalf("child: %v\n%s", err, out)
 		}

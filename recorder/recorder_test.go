@@ -141,7 +141,7 @@ func TestInterop(t *testing.T) {
 	counts := readEvents(t, data)
 	for _, name := range []string{"test.AllKinds", "jdk.GarbageCollection", "jdk.GCHeapSummary", "jdk.CPULoad",
 		"jdk.JavaThreadStatistics", "go.RuntimeMetric", "jdk.ExecutionSample", "jdk.ActiveRecording", "jdk.ActiveSetting"} {
-		if counts[name] == 0 {
+		if counts[name] == 0 && (name != "jdk.ExecutionSample" || samplesExpected(t)) {
 			t.Errorf("no %s events; have %v", name, counts)
 		}
 	}
