@@ -2,14 +2,28 @@
 
 package peers
 
-import "github.com/flightrec/flightrec/event"
+import (
+	"github.com/flightrec/flightrec/event"
+	"github.com/flightrec/flightrec/event/eventimpl"
+)
 
-func init() { event.Generated[benchEvent]("instant N:int64 S:string K:int32") }
+// A compile error here means that benchEvent changed after flightrec gen wrote
+// this file: run go generate.
+func _() {
+	_ = struct {
+		event.Instant
+		N int64
+		S string
+		K int32
+	}(benchEvent{})
+}
+
+func init() { eventimpl.Check[benchEvent]("instant N:int64 S:string K:int32") }
 
 // Commit records the event as event.Instant's Commit does, with code written
 // for benchEvent's fields.
 func (e *benchEvent) Commit() {
-	if e.Instant.Pending() {
+	if eventimpl.Pending(&e.Instant) {
 		e.flightrecCommit()
 	}
 }
@@ -18,7 +32,7 @@ func (e *benchEvent) Commit() {
 //
 //go:noinline
 func (e *benchEvent) flightrecCommit() {
-	w, ok := e.Instant.Record(len(e.S))
+	w, ok := eventimpl.Record(&e.Instant, len(e.S))
 	if !ok {
 		return
 	}
