@@ -35,32 +35,34 @@ func Capture(skip int, pcs *PCs) int {
 		return captureCallers(skip, pcs)
 	}
 	// runtime.g begins with its stack bounds, [lo, hi). Nosplit: the
-	// stack does not move during the walk.
+	// stack does not move during the walk. Frame pointers only rise, so
+	// past the first frame only the upper bound needs checking.
 	bounds := (*[2]uintptr)(getg())
-	lo, hi := bounds[0], bounds[1]
+	lo, limit := bounds[0], bounds[1]-16
 	fp := getfp() // Capture's frame
-	n := 0
-	for {
-		if at := uintptr(fp); at < lo || at > hi-16 || at%8 != 0 {
-			return n
-		}
-		pc := *(*uintptr)(unsafe.Add(fp, 8))
+	if uintptr(fp) < lo {
+		return 0
+	}
+	for ; skip > 0; skip-- {
 		next := *(*unsafe.Pointer)(fp)
-		if pc == 0 {
-			return n
-		}
-		if skip > 0 {
-			skip--
-		} else {
-			pcs[n] = pc
-			n++
-			if n == MaxDepth {
-				return n
-			}
-		}
-		if uintptr(next) <= uintptr(fp) {
-			return n
+		if uintptr(next) <= uintptr(fp) || uintptr(next) > limit || uintptr(next)&7 != 0 {
+			return 0
 		}
 		fp = next
 	}
+	n := 0
+	for n < MaxDepth && uintptr(fp) <= limit && uintptr(fp)&7 == 0 {
+		pc := *(*uintptr)(unsafe.Add(fp, 8))
+		if pc == 0 {
+			break
+		}
+		pcs[n] = pc
+		n++
+		next := *(*unsafe.Pointer)(fp)
+		if uintptr(next) <= uintptr(fp) {
+			break
+		}
+		fp = next
+	}
+	return n
 }
