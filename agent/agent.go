@@ -140,8 +140,8 @@ func secureDir(dir string, uid int) error {
 	if !st.IsDir() {
 		return fmt.Errorf("agent: %s is not a directory", dir)
 	}
-	if s, ok := st.Sys().(*syscall.Stat_t); ok && int(s.Uid) != uid {
-		return fmt.Errorf("agent: %s belongs to uid %d, not %d", dir, s.Uid, uid)
+	if owner, ok := ctlproto.FileOwner(st); ok && owner != uid {
+		return fmt.Errorf("agent: %s belongs to uid %d, not %d", dir, owner, uid)
 	}
 	if st.Mode().Perm() != 0o700 {
 		if err := os.Chmod(dir, 0o700); err != nil {
@@ -157,7 +157,7 @@ func removeStale(dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		pid, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".sock"))
-		if err == nil && strings.HasSuffix(e.Name(), ".sock") && syscall.Kill(pid, 0) == syscall.ESRCH {
+		if err == nil && strings.HasSuffix(e.Name(), ".sock") && ctlproto.ProcessGone(pid) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -192,7 +192,10 @@ func (a *agent) handleSignals() {
 		}
 		Close()
 		signal.Reset(sig)
-		syscall.Kill(os.Getpid(), sig.(syscall.Signal))
+		if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(sig) == nil {
+			return
+		}
+		os.Exit(1) // the signal cannot be raised again here (Windows)
 	}()
 }
 

@@ -409,6 +409,7 @@ func TestKilled(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilled$")
 	cmd.Env = append(os.Environ(), "FLIGHTREC_KILL_CHILD="+path)
 	if err := cmd.Start(); err != nil {
+		skipIfCannotExec(t, err)
 		t.Fatal(err)
 	}
 	time.Sleep(2500 * time.Millisecond)

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/flightrec/flightrec/jfr"
@@ -56,15 +55,6 @@ func BenchmarkIndex(b *testing.B) {
 	// depends on the other load; this does not (the GCs between runs
 	// count a little).
 	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime returns the process's user and system CPU time in ns.
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkPeerDecode decodes every event of the recording on one

@@ -8,7 +8,6 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -145,14 +144,6 @@ func (p *peakSampler) end() uint64 {
 	close(p.stop)
 	<-p.done
 	return p.peak.Load()
-}
-
-func maxRSS() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Maxrss * 1024
 }
 
 // TestGeneratedMemory merges a generated run of 2 million messages (1

@@ -35,15 +35,15 @@ func processOwner(pid int) (int, error) {
 	if pid <= 0 {
 		return 0, fmt.Errorf("invalid pid %d", pid)
 	}
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+	if ProcessGone(pid) {
 		return 0, fmt.Errorf("no process with pid %d (it may have exited)", pid)
 	}
 	st, err := os.Stat("/proc/" + strconv.Itoa(pid))
 	if err != nil {
 		return os.Getuid(), nil // no procfs: assume our own
 	}
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return int(s.Uid), nil
+	if uid, ok := FileOwner(st); ok {
+		return uid, nil
 	}
 	return os.Getuid(), nil
 }
@@ -124,7 +124,7 @@ func Candidates() []Candidate {
 			if err != nil || !strings.HasSuffix(e.Name(), ".sock") {
 				continue
 			}
-			if syscall.Kill(pid, 0) == syscall.ESRCH {
+			if ProcessGone(pid) {
 				continue
 			}
 			out = append(out, Candidate{PID: pid, Path: filepath.Join(d, e.Name())})
