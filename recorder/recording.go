@@ -297,14 +297,39 @@ func (r *Recording) deliver(seg segment, end time.Time) {
 	}
 }
 
+// ringChunkCap is the room a ring chunk is given at most before it
+// needs more: a quarter over the size it is cut at, for the flushpoint
+// that crosses it.
+func (r *Recording) ringChunkCap() int64 { return r.cfg.maxChunkSize + r.cfg.maxChunkSize/4 }
+
 // ringAdd adds a segment to the in-memory chunks, dropping the oldest
 // complete ones beyond the ring's limits.
 func (r *Recording) ringAdd(seg segment, end time.Time) {
 	if seg.first {
-		r.chunks = append(r.chunks, ringChunk{data: r.spare[:0]})
+		// Size the new chunk like the last one (a ring's chunks are cut
+		// at one size), so that its flushpoints are appended without
+		// regrowth: append grows a large slice by a quarter at a time,
+		// which copied each 16 MB chunk several times over and faulted
+		// fresh pages in on the flusher, whose lag cost the emitters
+		// dropped events (BenchmarkEmit/enabled).
+		want := seg.size()
+		if n := len(r.chunks); n > 0 {
+			want = max(want, int64(len(r.chunks[n-1].data)))
+		}
+		want = min(want+want/8, r.ringChunkCap())
+		data := r.spare[:0]
+		if int64(cap(data)) < want {
+			data = make([]byte, 0, want)
+		}
+		r.chunks = append(r.chunks, ringChunk{data: data})
 		r.spare = nil
 	}
 	c := &r.chunks[len(r.chunks)-1]
+	if need := len(c.data) + int(seg.size()); need > cap(c.data) {
+		// Double rather than append's quarter (fewer copies), up to
+		// about the size a chunk is cut at.
+		c.data = append(make([]byte, 0, max(need, min(2*cap(c.data), int(r.ringChunkCap())))), c.data...)
+	}
 	for _, p := range seg.parts {
 		c.data = append(c.data, p...)
 	}
