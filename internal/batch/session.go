@@ -27,7 +27,7 @@ func Current(id int) *Buffer {
 type Session struct {
 	free chan *Buffer
 	// Full receives buffers that filled up. The flusher drains it when
-	// Wake signals and at every chunk cut (at least once a second), not
+	// Wake signals and at every flushpoint (at least once a second), not
 	// on every buffer: waking it costs the writer a futex call, about
 	// 10 us in this VM, which once per buffer measured 1.5 ns per event.
 	// Swap signals Wake once wakeAt buffers wait, or when the free ones
