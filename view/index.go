@@ -436,11 +436,11 @@ func newChunkPlan(c *jfr.Class, id int) *chunkPlan {
 func (p *chunkPlan) extra(r *chunkResult, ev *jfr.Event, start, dur int64) {
 	for _, i := range p.counters {
 		name := p.name + "." + p.class.Fields[i].Name
-		r.series[name] = append(r.series[name], Point{start, number(ev.Fields[i])})
+		r.series[name] = append(r.series[name], Point{start, ev.Fields[i].Float()})
 	}
 	if p.metric[0] >= 0 && p.metric[1] >= 0 {
 		name := jfrstack.Text(ev.Fields[p.metric[0]])
-		r.series[name] = append(r.series[name], Point{start, number(ev.Fields[p.metric[1]])})
+		r.series[name] = append(r.series[name], Point{start, ev.Fields[p.metric[1]].Float()})
 	}
 	switch {
 	case p.isLoss:
@@ -451,14 +451,6 @@ func (p *chunkPlan) extra(r *chunkResult, ev *jfr.Event, start, dur int64) {
 		r.lockWait += dur
 		r.lockEvents++
 	}
-}
-
-func number(v jfr.Value) float64 {
-	switch v.Kind() {
-	case jfr.KindFloat, jfr.KindDouble:
-		return v.Float()
-	}
-	return float64(v.Int())
 }
 
 // merge adds a chunk's events with global type, thread and stack ids.

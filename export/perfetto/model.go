@@ -239,13 +239,13 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 		t := clock.Nanos(ev.StartTicks())
 		if p.metric[0] >= 0 && p.metric[1] >= 0 {
 			c := m.counter(proc, jfrstack.Text(ev.Fields[p.metric[0]]))
-			c.points = append(c.points, point{t, number(ev.Fields[p.metric[1]])})
+			c.points = append(c.points, point{t, ev.Fields[p.metric[1]].Float()})
 			continue
 		}
 		if len(p.counters) > 0 {
 			for _, i := range p.counters {
 				c := m.counter(proc, ev.Type.Name+"."+ev.Type.Fields[i].Name)
-				c.points = append(c.points, point{t, number(ev.Fields[i])})
+				c.points = append(c.points, point{t, ev.Fields[i].Float()})
 			}
 			continue
 		}
@@ -272,14 +272,6 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 		it.args[1] = len(m.argBuf)
 		tr.items = append(tr.items, it)
 	}
-}
-
-func number(v jfr.Value) float64 {
-	switch v.Kind() {
-	case jfr.KindFloat, jfr.KindDouble:
-		return v.Float()
-	}
-	return float64(v.Int())
 }
 
 // argOf turns a field into a debug annotation: numbers, booleans,
