@@ -396,14 +396,13 @@ type chunkPlan struct {
 	thread   int
 	stack    int
 	counters []int
+	series   []string // the counters' series names
 	metric   [2]int
 	dataLoss quantity.Field
 	isLoss   bool
 	gcPause  quantity.Field
 	isGC     bool
 	lock     bool
-	name     string
-	class    *jfr.Class
 }
 
 // counterFields are the series kept for the timeline.
@@ -414,10 +413,11 @@ var counterFields = map[string][]string{
 }
 
 func newChunkPlan(c *jfr.Class, id int) *chunkPlan {
-	p := &chunkPlan{id: uint16(id), thread: jfrstack.ThreadField(c), stack: jfrstack.StackField(c), metric: [2]int{-1, -1}, name: c.Name, class: c}
+	p := &chunkPlan{id: uint16(id), thread: jfrstack.ThreadField(c), stack: jfrstack.StackField(c), metric: [2]int{-1, -1}}
 	for _, f := range counterFields[c.Name] {
 		if i := c.FieldIndex(f); i >= 0 {
 			p.counters = append(p.counters, i)
+			p.series = append(p.series, c.Name+"."+f)
 		}
 	}
 	switch c.Name {
@@ -434,8 +434,8 @@ func newChunkPlan(c *jfr.Class, id int) *chunkPlan {
 
 // extra gathers counters and findings from an event.
 func (p *chunkPlan) extra(r *chunkResult, ev *jfr.Event, start, dur int64) {
-	for _, i := range p.counters {
-		name := p.name + "." + p.class.Fields[i].Name
+	for j, i := range p.counters {
+		name := p.series[j]
 		r.series[name] = append(r.series[name], Point{start, ev.Fields[i].Float()})
 	}
 	if p.metric[0] >= 0 && p.metric[1] >= 0 {
