@@ -195,7 +195,8 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 		skip     bool
 		thread   int
 		counters []int
-		metric   [2]int // go.RuntimeMetric's name and value
+		series   []*counter // the counters' series
+		metric   [2]int     // go.RuntimeMetric's name and value
 		args     []int
 	}
 	plans := map[*jfr.Class]*plan{}
@@ -221,6 +222,7 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 				for _, f := range counterFields[n] {
 					if i := ev.Type.FieldIndex(f); i >= 0 {
 						p.counters = append(p.counters, i)
+						p.series = append(p.series, m.counter(proc, n+"."+f))
 					}
 				}
 			}
@@ -243,8 +245,8 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 			continue
 		}
 		if len(p.counters) > 0 {
-			for _, i := range p.counters {
-				c := m.counter(proc, ev.Type.Name+"."+ev.Type.Fields[i].Name)
+			for j, i := range p.counters {
+				c := p.series[j]
 				c.points = append(c.points, point{t, ev.Fields[i].Float()})
 			}
 			continue
