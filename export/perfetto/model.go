@@ -193,6 +193,7 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 	var ev jfr.Event
 	type plan struct {
 		skip     bool
+		flow     bool // a flow event, left to the merge
 		thread   int
 		counters []int
 		series   []*counter // the counters' series
@@ -213,7 +214,7 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 			p = &plan{thread: jfrstack.ThreadField(ev.Type), metric: [2]int{-1, -1}}
 			switch n := ev.Type.Name; {
 			case isFlowType(n):
-				p.skip = true
+				p.skip, p.flow = true, true
 			case n == "jdk.ActiveSetting" || n == "jdk.ActiveRecording":
 				p.skip = true // configuration, not activity
 			case n == "go.RuntimeMetric":
@@ -234,7 +235,7 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 			plans[ev.Type] = p
 		}
 		if p.skip {
-			flows = flows || isFlowType(ev.Type.Name)
+			flows = flows || p.flow
 			continue
 		}
 		clock := ev.Chunk.Clock()
