@@ -25,15 +25,32 @@ func sample(t *testing.T, name string) (string, []byte) {
 	return path, data
 }
 
-// TestIndexCounts compares the index's counts per type with what
-// summary (the jfr tool's figures) counts, on a multi-chunk recording.
-func TestIndexCounts(t *testing.T) {
-	path, data := sample(t, "jdk17-sample-multichunk.jfr.gz")
+// openSample indexes a sample recording (see sample); the index is closed
+// when the test ends.
+func openSample(t *testing.T, name string) (*Index, []byte) {
+	t.Helper()
+	path, data := sample(t, name)
 	ix, err := Open([]string{path})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix.Close()
+	t.Cleanup(func() { ix.Close() })
+	return ix, data
+}
+
+// serveLocal serves a request from and to the loopback address.
+func serveLocal(h http.Handler, method, url string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, url, nil)
+	req.RemoteAddr, req.Host = "127.0.0.1:1", "localhost"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestIndexCounts compares the index's counts per type with what
+// summary (the jfr tool's figures) counts, on a multi-chunk recording.
+func TestIndexCounts(t *testing.T) {
+	ix, data := openSample(t, "jdk17-sample-multichunk.jfr.gz")
 	s, err := jfrtool.Summarize(jfr.NewBytesReader(data, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -56,12 +73,7 @@ func TestIndexCounts(t *testing.T) {
 }
 
 func TestFlameAndPage(t *testing.T) {
-	path, _ := sample(t, "jdk17-sample.jfr.gz")
-	ix, err := Open([]string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix, data := openSample(t, "jdk17-sample.jfr.gz")
 	es := ix.Type("jdk.ExecutionSample")
 	fl, err := ix.Flame(Filter{Types: []*Type{es}}, "", false)
 	if err != nil {
@@ -105,7 +117,6 @@ func TestFlameAndPage(t *testing.T) {
 		t.Fatalf("detail %+v, %v", d, err)
 	}
 	// The detail's offset is the record's in the file.
-	data, _ := os.ReadFile(path)
 	r := jfr.NewBytesReader(data, nil)
 	var ev jfr.Event
 	found := false
@@ -121,12 +132,7 @@ func TestFlameAndPage(t *testing.T) {
 }
 
 func TestLoopbackOnly(t *testing.T) {
-	path, _ := sample(t, "jdk17-sample.jfr.gz")
-	ix, err := Open([]string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix, _ := openSample(t, "jdk17-sample.jfr.gz")
 	s := NewServer(ix, 0)
 	for _, tc := range []struct {
 		remote, host string
@@ -161,10 +167,7 @@ func TestLoopbackOnly(t *testing.T) {
 			}
 		}
 	}
-	req := httptest.NewRequest("POST", "/api/summary", nil)
-	req.RemoteAddr, req.Host = "127.0.0.1:1", "localhost"
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, req)
+	rec := serveLocal(s, "POST", "/api/summary")
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST: %d", rec.Code)
 	}
@@ -185,19 +188,11 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestSummaryRange(t *testing.T) {
-	path, _ := sample(t, "jdk17-sample.jfr.gz")
-	ix, err := Open([]string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix, _ := openSample(t, "jdk17-sample.jfr.gz")
 	s := NewServer(ix, 0)
 	mid := (ix.Start + ix.End) / 2
 	get := func(url string) map[string]int64 {
-		req := httptest.NewRequest("GET", url, nil)
-		req.RemoteAddr, req.Host = "127.0.0.1:1", "localhost"
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, req)
+		rec := serveLocal(s, "GET", url)
 		var sum struct {
 			Types []struct {
 				Name    string
@@ -228,12 +223,7 @@ func TestSummaryRange(t *testing.T) {
 }
 
 func TestLanes(t *testing.T) {
-	path, _ := sample(t, "jdk17-sample.jfr.gz")
-	ix, err := Open([]string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix, _ := openSample(t, "jdk17-sample.jfr.gz")
 	lanes := ix.Lanes(ix.Start, ix.End+1, 500)
 	onThreads := 0
 	for _, th := range ix.thread {
@@ -288,10 +278,7 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s: quick %d events %d bytes, index %+v", qt.Name, qt.Count, qt.Bytes, it)
 		}
 	}
-	req := httptest.NewRequest("GET", "/api/types", nil)
-	req.RemoteAddr, req.Host = "127.0.0.1:1", "localhost"
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, req)
+	rec := serveLocal(s, "GET", "/api/types")
 	if rec.Code != 200 {
 		t.Errorf("types after loading: %d %s", rec.Code, rec.Body)
 	}
