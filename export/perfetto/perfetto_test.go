@@ -42,31 +42,23 @@ func fields(t *testing.T, b []byte, fn func(num protowire.Number, typ protowire.
 			t.Fatalf("bad tag: %v", protowire.ParseError(n))
 		}
 		b = b[n:]
+		var v []byte
+		var x uint64
 		switch typ {
 		case protowire.VarintType:
-			x, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				t.Fatal("bad varint")
-			}
-			fn(num, typ, nil, x)
-			b = b[n:]
+			x, n = protowire.ConsumeVarint(b)
 		case protowire.Fixed64Type:
-			x, n := protowire.ConsumeFixed64(b)
-			if n < 0 {
-				t.Fatal("bad fixed64")
-			}
-			fn(num, typ, nil, x)
-			b = b[n:]
+			x, n = protowire.ConsumeFixed64(b)
 		case protowire.BytesType:
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				t.Fatal("bad bytes")
-			}
-			fn(num, typ, v, 0)
-			b = b[n:]
+			v, n = protowire.ConsumeBytes(b)
 		default:
 			t.Fatalf("unexpected wire type %d", typ)
 		}
+		if n < 0 {
+			t.Fatalf("bad field %d of wire type %d: %v", num, typ, protowire.ParseError(n))
+		}
+		fn(num, typ, v, x)
+		b = b[n:]
 	}
 }
 
