@@ -133,6 +133,14 @@ func (m *model) track(proc int, key, name string, tid bool) *track {
 	return t
 }
 
+// threadTrack returns the track of thread th in process proc.
+func (m *model) threadTrack(proc int, th jfr.Value) *track {
+	name := jfrstack.ThreadName(th)
+	id, _ := th.Field("javaThreadId")
+	os, _ := th.Field("osThreadId")
+	return m.track(proc, name+"#"+strconv.FormatInt(id.Int(), 10)+"#"+strconv.FormatInt(os.Int(), 10), name, true)
+}
+
 func (m *model) counter(proc int, name string) *counter {
 	k := strconv.Itoa(proc) + "/c/" + name
 	if i, ok := m.byKey[k]; ok {
@@ -201,6 +209,9 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 		args     []int
 	}
 	plans := map[*jfr.Class]*plan{}
+	// threads maps the current chunk's thread pool keys to their tracks.
+	threads := map[uint64]*track{}
+	var chunk *jfr.Chunk
 	for {
 		err := in.Reader.ReadEvent(&ev)
 		if errors.Is(err, io.EOF) {
@@ -254,11 +265,18 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 		}
 		var tr *track
 		if p.thread >= 0 && ev.Fields[p.thread].Kind() != jfr.KindNull {
-			th := ev.Fields[p.thread].Resolve()
-			name := jfrstack.ThreadName(th)
-			id, _ := th.Field("javaThreadId")
-			os, _ := th.Field("osThreadId")
-			tr = m.track(proc, name+"#"+strconv.FormatInt(id.Int(), 10)+"#"+strconv.FormatInt(os.Int(), 10), name, true)
+			if ev.Chunk != chunk {
+				chunk = ev.Chunk
+				clear(threads)
+			}
+			v := ev.Fields[p.thread]
+			isRef := v.Kind() == jfr.KindRef
+			if tr = threads[v.Key()]; tr == nil || !isRef {
+				tr = m.threadTrack(proc, v.Resolve())
+				if isRef {
+					threads[v.Key()] = tr
+				}
+			}
 		} else {
 			tr = m.track(proc, "type:"+ev.Type.Name, ev.Type.Name, false)
 		}
