@@ -205,6 +205,7 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 		thread   int
 		counters []int
 		series   []*counter // the counters' series
+		track    *track     // the type's track, for events on no thread
 		metric   [2]int     // go.RuntimeMetric's name and value
 		args     []int
 	}
@@ -278,7 +279,10 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 				}
 			}
 		} else {
-			tr = m.track(proc, "type:"+ev.Type.Name, ev.Type.Name, false)
+			if p.track == nil {
+				p.track = m.track(proc, "type:"+ev.Type.Name, ev.Type.Name, false)
+			}
+			tr = p.track
 		}
 		it := item{start: t, end: -1, name: ev.Type.Name}
 		if d := ev.DurationTicks(); d > 0 {
