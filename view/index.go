@@ -492,7 +492,8 @@ func (ix *Index) merge(r *chunkResult) {
 		t.PerFile[r.file]++
 	}
 	for name, pts := range r.series {
-		ix.series(r.file, name).Points = append(ix.series(r.file, name).Points, pts...)
+		s := ix.series(r.file, name)
+		s.Points = append(s.Points, pts...)
 	}
 	ix.findings.DataLossBytes += r.dataLoss
 	ix.findings.GCPauseNanos += r.gcPause
