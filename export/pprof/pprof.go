@@ -260,6 +260,9 @@ func (c *converter) setting(file int, ev *jfr.Event) {
 	}
 }
 
+// periodUnits are the nanoseconds in each unit of a period setting.
+var periodUnits = map[string]float64{"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9, "d": 86400e9}
+
 // ParsePeriod parses a JFR period setting ("20 ms", "10ms", "1 s") into
 // nanoseconds; ok is false for "off", "everyChunk" and the like.
 func ParsePeriod(s string) (int64, bool) {
@@ -272,8 +275,7 @@ func ParsePeriod(s string) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	units := map[string]float64{"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9, "d": 86400e9}
-	u, ok := units[strings.TrimSpace(s[i:])]
+	u, ok := periodUnits[strings.TrimSpace(s[i:])]
 	if !ok || n <= 0 {
 		return 0, false
 	}
