@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -221,20 +220,12 @@ func (r *Recording) Dump(w io.Writer) error {
 		return errors.New("recorder: Dump needs a WithRing recording")
 	}
 	theSession.flushNow()
-	r.mu.Lock()
-	var all bytes.Buffer
-	n := 0
-	for _, c := range r.chunks {
-		n += len(c.data)
+	data, err := r.snapshot()
+	if err != nil {
+		return err
 	}
-	all.Grow(n)
-	for _, c := range r.chunks {
-		all.Write(c.data)
-	}
-	r.mu.Unlock()
-	data := all.Bytes()
 	markFinal(data)
-	_, err := w.Write(data)
+	_, err = w.Write(data)
 	return err
 }
 
@@ -297,6 +288,15 @@ func (r *Recording) deliver(seg segment, end time.Time) {
 	}
 }
 
+// ringSize returns the bytes of the ring's chunks.
+func (r *Recording) ringSize() int64 {
+	var n int64
+	for _, c := range r.chunks {
+		n += int64(len(c.data))
+	}
+	return n
+}
+
 // ringChunkCap is the room a ring chunk is given at most before it
 // needs more: a quarter over the size it is cut at, for the flushpoint
 // that crosses it.
@@ -335,10 +335,7 @@ func (r *Recording) ringAdd(seg segment, end time.Time) {
 	}
 	copy(c.data, seg.header)
 	c.end = end
-	var total int64
-	for _, c := range r.chunks {
-		total += int64(len(c.data))
-	}
+	total := r.ringSize()
 	for len(r.chunks) > 1 && ((r.cfg.maxSize > 0 && total > r.cfg.maxSize) ||
 		(r.cfg.maxAge > 0 && end.Sub(r.chunks[0].end) > r.cfg.maxAge)) {
 		old := r.chunks[0].data

@@ -68,11 +68,7 @@ func (r *Recording) Size() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cfg.ring {
-		var n int64
-		for _, c := range r.chunks {
-			n += int64(len(c.data))
-		}
-		return n
+		return r.ringSize()
 	}
 	if r.file != nil {
 		return r.file.end
@@ -115,11 +111,7 @@ func (r *Recording) snapshot() ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cfg.ring {
-		var n int
-		for _, c := range r.chunks {
-			n += len(c.data)
-		}
-		data := make([]byte, 0, n)
+		data := make([]byte, 0, r.ringSize())
 		for _, c := range r.chunks {
 			data = append(data, c.data...)
 		}
