@@ -537,6 +537,16 @@ func (s segment) size() int64 {
 	return n
 }
 
+// appendTo appends the segment's bytes to chunk, the bytes of its chunk
+// so far, and brings the chunk's header up to date.
+func (s segment) appendTo(chunk []byte) []byte {
+	for _, p := range s.parts {
+		chunk = append(chunk, p...)
+	}
+	copy(chunk, s.header)
+	return chunk
+}
+
 // events counts the gathered records the segment holds, by walking their
 // sizes: only for accounting what a failed recording loses.
 func (s segment) events() int64 {

@@ -330,10 +330,7 @@ func (r *Recording) ringAdd(seg segment, end time.Time) {
 		// about the size a chunk is cut at.
 		c.data = append(make([]byte, 0, max(need, min(2*cap(c.data), int(r.ringChunkCap())))), c.data...)
 	}
-	for _, p := range seg.parts {
-		c.data = append(c.data, p...)
-	}
-	copy(c.data, seg.header)
+	c.data = seg.appendTo(c.data)
 	c.end = end
 	total := r.ringSize()
 	for len(r.chunks) > 1 && ((r.cfg.maxSize > 0 && total > r.cfg.maxSize) ||
