@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -232,22 +233,17 @@ func (r *Recording) Dump(w io.Writer) error {
 // markFinal sets the final-chunk flag on the last chunk of data only.
 func markFinal(data []byte) {
 	for off := 0; off+jfr.HeaderSize <= len(data); {
-		size := int(be64(data[off+8:]))
-		flags := jfr.FlagCompressedInts
+		size := int(binary.BigEndian.Uint64(data[off+8:]))
+		flags := uint16(jfr.FlagCompressedInts)
 		if off+size >= len(data) {
 			flags |= jfr.FlagFinalChunk
 		}
-		data[off+66], data[off+67] = byte(flags>>8), byte(flags)
+		binary.BigEndian.PutUint16(data[off+66:], flags)
 		if size <= 0 {
 			return
 		}
 		off += size
 	}
-}
-
-func be64(b []byte) uint64 {
-	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
-		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
 }
 
 // deliver adds a segment of the chunk being written to the recording.
