@@ -17,9 +17,10 @@ import (
 // once it is closed, so handlers see exactly the values `jfr print` shows.
 // While a stream runs the recorder cuts a chunk at least once a second
 // (otherwise chunks are cut by size), so events reach the handlers within
-// about a second; every recording's chunks are cut as often meanwhile. A stream is itself a recording (named "stream" unless WithName
-// says otherwise), whose settings (WithSettings) turn on the events it
-// wants; it holds no data.
+// about a second; every recording's chunks are cut as often meanwhile.
+// A stream is itself a recording (named "stream" unless WithName says
+// otherwise), whose settings (WithSettings) turn on the events it wants;
+// it holds no data.
 //
 // Register handlers, then Start. Handlers run one at a time on the
 // stream's goroutine, a chunk's events in the order they were written.
