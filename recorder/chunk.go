@@ -45,7 +45,6 @@ type chunkBuilder struct {
 	ss        *session
 	mdVersion uint64
 	md        *jfr.Metadata
-	types     []*batch.Desc
 	raw       map[string]*jfr.Class
 	symCache  map[uintptr][]frameInfo
 	lostBytes uint64
@@ -118,7 +117,7 @@ func (cb *chunkBuilder) metadata() error {
 	if err != nil {
 		return err
 	}
-	cb.md, cb.types, cb.mdVersion = md, types, version
+	cb.md, cb.mdVersion = md, version
 	cb.raw = make(map[string]*jfr.Class)
 	for _, n := range rawTypeNames {
 		cb.raw[n] = md.ClassByName(n)
@@ -129,7 +128,6 @@ func (cb *chunkBuilder) metadata() error {
 // pools interns the chunk's constants.
 type pools struct {
 	w       *jfr.Writer
-	md      *jfr.Metadata
 	c       map[string]*jfr.Class
 	keys    map[string]uint64 // kind + "\x00" + name -> key, kept across chunks
 	nextKey *uint64           // the last key handed out
@@ -395,7 +393,7 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		clear(cb.threads)
 		cb.namesVersion = v
 	}
-	p := &pools{w: w, md: cb.md, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: ch.added,
+	p := &pools{w: w, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: ch.added,
 		threads: cb.threads}
 	for _, n := range []string{spec.String, spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol,
 		spec.Package, spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState} {
@@ -486,14 +484,10 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 	}
 	if at("jdk.ActiveSetting") && !maps.Equal(ch.settings, in.settings) {
 		ch.settings = in.settings
-		ids := map[string]int64{}
-		for _, c := range cb.md.EventTypes() {
-			ids[c.Name] = c.ID
-		}
 		for _, c := range cb.md.EventTypes() {
 			v, on := in.settings[c.Name]
 			set := func(name, val string) {
-				ev("jdk.ActiveSetting", noDuration, noThread, noStack, jfr.IntValue(jfr.KindLong, ids[c.Name]), jfr.StringValue(name), jfr.StringValue(val))
+				ev("jdk.ActiveSetting", noDuration, noThread, noStack, jfr.IntValue(jfr.KindLong, c.ID), jfr.StringValue(name), jfr.StringValue(val))
 			}
 			set("enabled", fmt.Sprint(on))
 			if on {
@@ -541,6 +535,16 @@ func (s segment) size() int64 {
 		n += int64(len(p))
 	}
 	return n
+}
+
+// appendTo appends the segment's bytes to chunk, the bytes of its chunk
+// so far, and brings the chunk's header up to date.
+func (s segment) appendTo(chunk []byte) []byte {
+	for _, p := range s.parts {
+		chunk = append(chunk, p...)
+	}
+	copy(chunk, s.header)
+	return chunk
 }
 
 // events counts the gathered records the segment holds, by walking their

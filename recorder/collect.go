@@ -5,9 +5,11 @@ package recorder
 // consumers of complete chunks, a stream or a disk repository. Those cut
 // chunks at least once a second (WithMaxChunkAge) so that they get one a
 // second.
+//
+// Recording.deliver hands it only the segments of chunks the recording
+// has from their start.
 type chunkCollector struct {
-	buf  []byte
-	open bool // buf holds the start of the chunk being written
+	buf []byte
 	// take gets each closed chunk, which it may keep, and returns the
 	// buffer to gather the next in (nil for a new one).
 	take func(chunk []byte) []byte
@@ -15,17 +17,10 @@ type chunkCollector struct {
 
 func (c *chunkCollector) add(seg segment) {
 	if seg.first {
-		c.buf, c.open = c.buf[:0], true
+		c.buf = c.buf[:0]
 	}
-	if !c.open {
-		return // a chunk begun before the consumer started
-	}
-	for _, p := range seg.parts {
-		c.buf = append(c.buf, p...)
-	}
-	copy(c.buf, seg.header)
+	c.buf = seg.appendTo(c.buf)
 	if seg.closed {
-		c.open = false
 		c.buf = c.take(c.buf)
 	}
 }

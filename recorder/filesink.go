@@ -124,11 +124,20 @@ func (s *fileSink) grow(n int64) error {
 	return s.writeHeader(s.resEnd - s.start)
 }
 
+// setSize sets the size in chunk header h, and marks the chunk as the
+// file's last or not.
+func setSize(h []byte, size int64, last bool) {
+	binary.BigEndian.PutUint64(h[8:], uint64(size))
+	h[67] = jfr.FlagCompressedInts
+	if last {
+		h[67] |= jfr.FlagFinalChunk
+	}
+}
+
 // writeHeader writes the current chunk's header, its size set to size and
 // marked as the file's last chunk.
 func (s *fileSink) writeHeader(size int64) error {
-	binary.BigEndian.PutUint64(s.hdr[8:], uint64(size))
-	s.hdr[67] = jfr.FlagCompressedInts | jfr.FlagFinalChunk
+	setSize(s.hdr[:], size, true)
 	_, err := s.f.WriteAt(s.hdr[:], s.start)
 	return err
 }
@@ -145,8 +154,7 @@ func (s *fileSink) write(seg segment) error {
 		s.resEnd = n + fillerHeaderSize + minGrowth
 		b := s.layoutSegment(seg, 0)
 		copy(s.hdr[:], seg.header)
-		binary.BigEndian.PutUint64(b[8:], uint64(s.resEnd))
-		b[67] = jfr.FlagCompressedInts | jfr.FlagFinalChunk
+		setSize(b, s.resEnd, true)
 		if _, err := s.f.WriteAt(b, 0); err != nil {
 			return err
 		}
@@ -170,8 +178,7 @@ func (s *fileSink) write(seg segment) error {
 		if b[4] != 0 || b[5] != jfr.FillerType {
 			return errors.New("internal error: a chunk header does not match the filler")
 		}
-		binary.BigEndian.PutUint64(b[8:], uint64(s.resEnd-at))
-		b[67] = jfr.FlagCompressedInts | jfr.FlagFinalChunk
+		setSize(b, s.resEnd-at, true)
 	}
 	if _, err := s.f.WriteAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
 		return err
@@ -183,8 +190,7 @@ func (s *fileSink) write(seg segment) error {
 	if seg.first {
 		// The previous chunk ends where this one starts, and is no longer
 		// the last.
-		binary.BigEndian.PutUint64(s.hdr[8:], uint64(at-s.start))
-		s.hdr[67] = jfr.FlagCompressedInts
+		setSize(s.hdr[:], at-s.start, false)
 		if _, err := s.f.WriteAt(s.hdr[:], s.start); err != nil {
 			return err
 		}

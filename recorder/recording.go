@@ -1,7 +1,7 @@
 package recorder
 
 import (
-	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -221,42 +221,29 @@ func (r *Recording) Dump(w io.Writer) error {
 		return errors.New("recorder: Dump needs a WithRing recording")
 	}
 	theSession.flushNow()
-	r.mu.Lock()
-	var all bytes.Buffer
-	n := 0
-	for _, c := range r.chunks {
-		n += len(c.data)
+	data, err := r.snapshot()
+	if err != nil {
+		return err
 	}
-	all.Grow(n)
-	for _, c := range r.chunks {
-		all.Write(c.data)
-	}
-	r.mu.Unlock()
-	data := all.Bytes()
 	markFinal(data)
-	_, err := w.Write(data)
+	_, err = w.Write(data)
 	return err
 }
 
 // markFinal sets the final-chunk flag on the last chunk of data only.
 func markFinal(data []byte) {
 	for off := 0; off+jfr.HeaderSize <= len(data); {
-		size := int(be64(data[off+8:]))
-		flags := jfr.FlagCompressedInts
+		size := int(binary.BigEndian.Uint64(data[off+8:]))
+		flags := uint16(jfr.FlagCompressedInts)
 		if off+size >= len(data) {
 			flags |= jfr.FlagFinalChunk
 		}
-		data[off+66], data[off+67] = byte(flags>>8), byte(flags)
+		binary.BigEndian.PutUint16(data[off+66:], flags)
 		if size <= 0 {
 			return
 		}
 		off += size
 	}
-}
-
-func be64(b []byte) uint64 {
-	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
-		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
 }
 
 // deliver adds a segment of the chunk being written to the recording.
@@ -297,6 +284,15 @@ func (r *Recording) deliver(seg segment, end time.Time) {
 	}
 }
 
+// ringSize returns the bytes of the ring's chunks.
+func (r *Recording) ringSize() int64 {
+	var n int64
+	for _, c := range r.chunks {
+		n += int64(len(c.data))
+	}
+	return n
+}
+
 // ringChunkCap is the room a ring chunk is given at most before it
 // needs more: a quarter over the size it is cut at, for the flushpoint
 // that crosses it.
@@ -330,15 +326,9 @@ func (r *Recording) ringAdd(seg segment, end time.Time) {
 		// about the size a chunk is cut at.
 		c.data = append(make([]byte, 0, max(need, min(2*cap(c.data), int(r.ringChunkCap())))), c.data...)
 	}
-	for _, p := range seg.parts {
-		c.data = append(c.data, p...)
-	}
-	copy(c.data, seg.header)
+	c.data = seg.appendTo(c.data)
 	c.end = end
-	var total int64
-	for _, c := range r.chunks {
-		total += int64(len(c.data))
-	}
+	total := r.ringSize()
 	for len(r.chunks) > 1 && ((r.cfg.maxSize > 0 && total > r.cfg.maxSize) ||
 		(r.cfg.maxAge > 0 && end.Sub(r.chunks[0].end) > r.cfg.maxAge)) {
 		old := r.chunks[0].data

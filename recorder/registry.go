@@ -68,11 +68,7 @@ func (r *Recording) Size() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cfg.ring {
-		var n int64
-		for _, c := range r.chunks {
-			n += int64(len(c.data))
-		}
-		return n
+		return r.ringSize()
 	}
 	if r.file != nil {
 		return r.file.end
@@ -115,11 +111,7 @@ func (r *Recording) snapshot() ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cfg.ring {
-		var n int
-		for _, c := range r.chunks {
-			n += len(c.data)
-		}
-		data := make([]byte, 0, n)
+		data := make([]byte, 0, r.ringSize())
 		for _, c := range r.chunks {
 			data = append(data, c.data...)
 		}
@@ -140,12 +132,12 @@ func (r *Recording) snapshot() ([]byte, error) {
 func chunksBetween(data []byte, begin, end time.Time) []byte {
 	out := data[:0]
 	for off := 0; off+jfr.HeaderSize <= len(data); {
-		size := int(be64(data[off+8:]))
+		size := int(binary.BigEndian.Uint64(data[off+8:]))
 		if size < jfr.HeaderSize || off+size > len(data) {
 			break
 		}
-		start := time.Unix(0, int64(be64(data[off+32:])))
-		stop := start.Add(time.Duration(be64(data[off+40:])))
+		start := time.Unix(0, int64(binary.BigEndian.Uint64(data[off+32:])))
+		stop := start.Add(time.Duration(binary.BigEndian.Uint64(data[off+40:])))
 		if (begin.IsZero() || !stop.Before(begin)) && (end.IsZero() || !start.After(end)) {
 			out = append(out, data[off:off+size]...)
 		}

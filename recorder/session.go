@@ -436,15 +436,14 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq) 
 // chunk reaches its maximum size or age.
 func (ss *session) writeFlush(cb *chunkBuilder, j chunkJob) {
 	in := j.in
-	cut := j.req.cut
+	// The chunk's age and size after this flush: it opens with it unless
+	// one is open.
+	start, size := in.start, in.recs.size
 	if cb.chunk.open {
-		age := time.Duration(float64(in.end-cb.chunk.start) * 1e9 / float64(ss.tps))
-		if age >= j.maxAge || (cb.w != nil && cb.w.ChunkSize()+in.recs.size >= j.maxSize) {
-			cut = true
-		}
-	} else if j.maxAge <= time.Duration(float64(in.end-in.start)*1e9/float64(ss.tps)) || in.recs.size >= j.maxSize {
-		cut = true
+		start, size = cb.chunk.start, size+cb.w.ChunkSize()
 	}
+	age := time.Duration(float64(in.end-start) * 1e9 / float64(ss.tps))
+	cut := j.req.cut || age >= j.maxAge || size >= j.maxSize
 	wall := time.Unix(0, ss.anchor.UnixNanos+int64(float64(in.end-ss.anchor.Ticks)*1e9/float64(ss.tps)))
 	err := cb.flush(in, cut, func(seg segment) {
 		for _, r := range in.recordings {

@@ -17,9 +17,10 @@ import (
 // once it is closed, so handlers see exactly the values `jfr print` shows.
 // While a stream runs the recorder cuts a chunk at least once a second
 // (otherwise chunks are cut by size), so events reach the handlers within
-// about a second; every recording's chunks are cut as often meanwhile. A stream is itself a recording (named "stream" unless WithName
-// says otherwise), whose settings (WithSettings) turn on the events it
-// wants; it holds no data.
+// about a second; every recording's chunks are cut as often meanwhile.
+// A stream is itself a recording (named "stream" unless WithName says
+// otherwise), whose settings (WithSettings) turn on the events it wants;
+// it holds no data.
 //
 // Register handlers, then Start. Handlers run one at a time on the
 // stream's goroutine, a chunk's events in the order they were written.
@@ -173,8 +174,7 @@ func (s *Stream) run() {
 			fn(chunk)
 		}
 		if len(handlers) > 0 {
-			byID.version = version
-			if err := dispatch(chunk, cache, handlers, &ev, &byID); err != nil {
+			if err := dispatch(chunk, cache, handlers, version, &ev, &byID); err != nil {
 				for _, fn := range onError {
 					fn(err)
 				}
@@ -192,9 +192,9 @@ func (s *Stream) run() {
 	}
 }
 
-// dispatch decodes the events of the chunk that have handlers and calls
-// them; the others are skipped by their size.
-func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func(*jfr.Event), ev *jfr.Event, byID *handlerTable) error {
+// dispatch decodes the events of the chunk that have handlers (at
+// version) and calls them; the others are skipped by their size.
+func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
 	r := jfr.NewBytesReader(chunk, &jfr.ReaderOptions{MetadataCache: cache})
 	var recs [256]jfr.Record
 	for {
@@ -206,7 +206,7 @@ func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func
 			return fmt.Errorf("recorder: stream: %w", err)
 		}
 		c := r.Chunk()
-		byID.update(c.Metadata, handlers)
+		byID.update(c.Metadata, handlers, version)
 		for _, rec := range recs[:n] {
 			fns := byID.lookup(rec.TypeID)
 			if len(fns) == 0 {
@@ -225,20 +225,19 @@ func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func
 // handlerTable finds the handlers of a record's type by its id, without
 // hashing its name for every record.
 type handlerTable struct {
-	md      *jfr.Metadata
-	version int                  // of the handlers
-	built   int                  // version the table was built for
-	small   [][]func(*jfr.Event) // by id, for ids below maxSmallID
-	large   map[int64][]func(*jfr.Event)
+	md    *jfr.Metadata
+	built int                  // version of the handlers the table was built for
+	small [][]func(*jfr.Event) // by id, for ids below maxSmallID
+	large map[int64][]func(*jfr.Event)
 }
 
 const maxSmallID = 1 << 12
 
-func (t *handlerTable) update(md *jfr.Metadata, handlers map[string][]func(*jfr.Event)) {
-	if md == t.md && t.built == t.version {
+func (t *handlerTable) update(md *jfr.Metadata, handlers map[string][]func(*jfr.Event), version int) {
+	if md == t.md && t.built == version {
 		return
 	}
-	t.md, t.built = md, t.version
+	t.md, t.built = md, version
 	clear(t.small)
 	t.large = map[int64][]func(*jfr.Event){}
 	for _, cl := range md.EventTypes() {
