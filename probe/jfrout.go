@@ -341,11 +341,7 @@ func (j *JFRWriter) thread(g uint64) {
 // method adds a Go function as a jdk.types.Method whose class is its
 // package path, as the recorder names them.
 func (j *JFRWriter) method(fn string) jfr.Value {
-	pkg, name := fn, fn
-	slash := strings.LastIndexByte(fn, '/') + 1
-	if dot := strings.IndexByte(fn[slash:], '.'); dot >= 0 {
-		pkg, name = fn[:slash+dot], fn[slash+dot+1:]
-	}
+	pkg, name := spec.SplitFunc(fn)
 	k, _ := j.intern(spec.Method, fn, func(k uint64) error {
 		ck, _ := j.intern(spec.Class, pkg, func(ck uint64) error {
 			return j.add(spec.Class, ck, jfr.StructValue(j.c[spec.Class], jfr.RefValue(j.c[spec.ClassLoader], 0),
