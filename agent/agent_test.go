@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flightrec/flightrec/internal/ctlproto"
+	"github.com/flightrec/flightrec/internal/testrec"
 	"github.com/flightrec/flightrec/recorder"
 )
 
@@ -209,7 +210,7 @@ func TestPeerRefused(t *testing.T) {
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("needs setpriv (util-linux)")
 	}
-	dir := openTempDir(t)
+	dir := testrec.OpenTempDir(t)
 	path := filepath.Join(dir, "open.sock")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -279,21 +280,6 @@ func TestStartStopDuration(t *testing.T) {
 	if st, err := os.Stat(file); err != nil || st.Size() == 0 {
 		t.Errorf("file after the duration: %v", err)
 	}
-}
-
-// openTempDir returns a temporary directory that every user may enter,
-// for files another user runs or connects to.
-func openTempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "flightrec-open-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // BenchmarkCheck is a ctl check round trip: connect, request, the

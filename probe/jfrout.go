@@ -4,6 +4,7 @@ package probe
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -31,13 +32,14 @@ type JFRWriter struct {
 	types []*probeType // by probe id
 	c     map[string]*jfr.Class
 
-	events int // in the open chunk
-	keys   map[string]uint64
-	added  map[string]bool // constants in the open chunk
-	next   uint64
-	seed   maphash.Seed
-	fields []jfr.Value
-	err    error // the first error adding a constant
+	events  int // in the open chunk
+	keys    map[string]uint64
+	added   map[string]bool // constants in the open chunk
+	threads map[uint64]bool // goroutines added in the open chunk
+	next    uint64
+	seed    maphash.Seed
+	fields  []jfr.Value
+	err     error // the first error adding a constant
 }
 
 // probeType is the event type of one probe and how its fields fill.
@@ -93,7 +95,7 @@ func CreateJFR(path string, s *Session) (*JFRWriter, error) {
 		return nil, err
 	}
 	j := &JFRWriter{f: f, buf: buf, w: w, s: s, md: md, c: map[string]*jfr.Class{},
-		keys: map[string]uint64{}, added: map[string]bool{}, seed: maphash.MakeSeed()}
+		keys: map[string]uint64{}, added: map[string]bool{}, threads: map[uint64]bool{}, seed: maphash.MakeSeed()}
 	for _, n := range []string{spec.Thread, spec.ThreadGroup, spec.StackTrace, spec.StackFrame, spec.Method, spec.Class, spec.Symbol, spec.FrameType, spec.ClassLoader, spec.Package, "jdk.DataLoss"} {
 		j.c[n] = md.ClassByName(n)
 	}
@@ -241,6 +243,7 @@ func (j *JFRWriter) startChunk(ticks int64) error {
 	}
 	j.events = 0
 	clear(j.added)
+	clear(j.threads)
 	for k, s := range spec.FrameTypes {
 		if err := j.w.AddConstant(j.c[spec.FrameType], uint64(k), jfr.StringValue(s)); err != nil {
 			return err
@@ -328,11 +331,10 @@ func (j *JFRWriter) symbol(s string) jfr.Value {
 
 // thread adds the goroutine as a java.lang.Thread keyed by its id.
 func (j *JFRWriter) thread(g uint64) {
-	id := fmt.Sprint(g)
-	if j.added[spec.Thread+"\x00"+id] {
+	if j.threads[g] {
 		return
 	}
-	j.added[spec.Thread+"\x00"+id] = true
+	j.threads[g] = true
 	name := fmt.Sprintf("goroutine %d", g)
 	j.add(spec.Thread, g, jfr.StructValue(j.c[spec.Thread], jfr.StringValue(name), jfr.IntValue(jfr.KindLong, int64(g)),
 		jfr.StringValue(name), jfr.IntValue(jfr.KindLong, int64(g)), jfr.RefValue(j.c[spec.ThreadGroup], 0)))
@@ -341,11 +343,7 @@ func (j *JFRWriter) thread(g uint64) {
 // method adds a Go function as a jdk.types.Method whose class is its
 // package path, as the recorder names them.
 func (j *JFRWriter) method(fn string) jfr.Value {
-	pkg, name := fn, fn
-	slash := strings.LastIndexByte(fn, '/') + 1
-	if dot := strings.IndexByte(fn[slash:], '.'); dot >= 0 {
-		pkg, name = fn[:slash+dot], fn[slash+dot+1:]
-	}
+	pkg, name := spec.SplitFunc(fn)
 	k, _ := j.intern(spec.Method, fn, func(k uint64) error {
 		ck, _ := j.intern(spec.Class, pkg, func(ck uint64) error {
 			return j.add(spec.Class, ck, jfr.StructValue(j.c[spec.Class], jfr.RefValue(j.c[spec.ClassLoader], 0),
@@ -364,8 +362,9 @@ func (j *JFRWriter) stack(pcs []uint64) jfr.Value {
 	}
 	var h maphash.Hash
 	h.SetSeed(j.seed)
+	var b [8]byte
 	for _, pc := range pcs {
-		fmt.Fprintf(&h, "%x,", pc)
+		h.Write(binary.LittleEndian.AppendUint64(b[:0], pc))
 	}
 	id := fmt.Sprint(h.Sum64())
 	k, _ := j.intern(spec.StackTrace, id, func(k uint64) error {

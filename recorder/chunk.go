@@ -189,7 +189,7 @@ func (p *pools) funcRef(id uint64) {
 }
 
 func (p *pools) methodValue(fn string) jfr.Value {
-	pkg, name := splitFunc(fn)
+	pkg, name := spec.SplitFunc(fn)
 	ck := p.intern(spec.Class, pkg, func(ck uint64) {
 		p.add(spec.Class, ck, jfr.StructValue(p.c[spec.Class], jfr.RefValue(p.c[spec.ClassLoader], 0),
 			jfr.RefValue(p.c[spec.Symbol], p.symbol(pkg)), jfr.RefValue(p.c[spec.Package], 0),
@@ -198,17 +198,6 @@ func (p *pools) methodValue(fn string) jfr.Value {
 	return jfr.StructValue(p.c[spec.Method], jfr.RefValue(p.c[spec.Class], ck),
 		jfr.RefValue(p.c[spec.Symbol], p.symbol(name)), jfr.RefValue(p.c[spec.Symbol], p.symbol("()V")),
 		jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false))
-}
-
-// splitFunc splits "example.com/a/b.(*T).M" into "example.com/a/b" and
-// "(*T).M".
-func splitFunc(fn string) (pkg, name string) {
-	slash := strings.LastIndexByte(fn, '/') + 1
-	dot := strings.IndexByte(fn[slash:], '.')
-	if dot < 0 {
-		return fn, fn
-	}
-	return fn[:slash+dot], fn[slash+dot+1:]
 }
 
 // maxThreadNames caps the goroutine names kept from chunk to chunk; past

@@ -290,7 +290,7 @@ func TestCtlOtherUserRefused(t *testing.T) {
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("needs setpriv (util-linux)")
 	}
-	dir := openTempDir(t)
+	dir := testrec.OpenTempDir(t)
 	s := startService(t, dir)
 	bin := filepath.Join(dir, "flightrec.test")
 	self, err := os.ReadFile(os.Args[0])
@@ -413,21 +413,6 @@ func TestDumpOnExit(t *testing.T) {
 			t.Errorf("socket left after exit: %v", err)
 		}
 	})
-}
-
-// openTempDir returns a temporary directory that every user may enter,
-// for files another user runs or connects to.
-func openTempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "flightrec-open-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // TestPrintFollow prints a file recording while the service writes it:

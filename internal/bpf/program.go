@@ -147,15 +147,11 @@ func (s *Session) EntryProgram(p *ProbeSpec) (*ebpf.Program, error) {
 			asm.StoreMem(asm.R8, offEnd, asm.R1, asm.DWord),
 		)
 		insns = append(insns, s.stack(p)...)
-		filter, err := s.filter(p, "discard")
+		publish, err := s.publish(p, "exit")
 		if err != nil {
 			return nil, err
 		}
-		insns = append(insns, filter...)
-		insns = append(insns, submit("exit")...)
-		if filter != nil {
-			insns = append(insns, discard("discard", "exit")...)
-		}
+		insns = append(insns, publish...)
 	}
 	insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"), asm.Return())
 	return s.load(fmt.Sprintf("fr_entry_%d", p.ID), insns)
@@ -208,15 +204,11 @@ func (s *Session) ReturnProgram(p *ProbeSpec) (*ebpf.Program, error) {
 	insns = append(insns, s.readStrings(p.ResultStrings, offResults)...)
 	insns = append(insns, s.caller()...)
 	insns = append(insns, s.stack(p)...)
-	filter, err := s.filter(p, "discard")
+	publish, err := s.publish(p, "delete")
 	if err != nil {
 		return nil, err
 	}
-	insns = append(insns, filter...)
-	insns = append(insns, submit("delete")...)
-	if filter != nil { // the verifier rejects unreachable code
-		insns = append(insns, discard("discard", "delete")...)
-	}
+	insns = append(insns, publish...)
 	insns = append(insns,
 		asm.LoadMapPtr(asm.R1, s.Pending.FD()).WithSymbol("delete"),
 		asm.Mov.Reg(asm.R2, asm.R10),
@@ -419,15 +411,19 @@ func (s *Session) bumpStat(p *ProbeSpec, off int16) asm.Instructions {
 	}
 }
 
-// submit publishes the record without waking the reader, which polls:
-// a wake-up per record costs the probed thread an irq_work and a
-// scheduler wake-up, more than the rest of the program.
-// filter compiles p.Filter (nothing without one), jumping to reject.
-func (s *Session) filter(p *ProbeSpec, reject string) (asm.Instructions, error) {
+// publish submits the record in R8 and jumps to next. With p.Filter, a
+// record the filter rejects is discarded instead (and only then is the
+// discard emitted: the verifier rejects unreachable code).
+func (s *Session) publish(p *ProbeSpec, next string) (asm.Instructions, error) {
 	if p.Filter == nil {
-		return nil, nil
+		return submit(next), nil
 	}
-	return s.compileFilter(p.Filter, p.Call, reject)
+	filter, err := s.compileFilter(p.Filter, p.Call, "discard")
+	if err != nil {
+		return nil, err
+	}
+	insns := append(filter, submit(next)...)
+	return append(insns, discard("discard", next)...), nil
 }
 
 // discard drops the record in R8 (labelled label) and jumps to next.
@@ -440,6 +436,9 @@ func discard(label, next string) asm.Instructions {
 	}
 }
 
+// submit publishes the record without waking the reader, which polls:
+// a wake-up per record costs the probed thread an irq_work and a
+// scheduler wake-up, more than the rest of the program.
 func submit(next string) asm.Instructions {
 	const noWakeup = 1 // BPF_RB_NO_WAKEUP
 	return asm.Instructions{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Type is a class declared in a chunk's metadata.
@@ -166,6 +167,19 @@ func UserID(n int) int64 {
 		id += BuiltinEnd - BuiltinFirst
 	}
 	return id
+}
+
+// SplitFunc splits a Go function name, "example.com/a/b.(*T).M", into
+// the class and method names a jdk.types.Method is written with:
+// "example.com/a/b" and "(*T).M". The recorder and the probe name Go
+// functions alike through it.
+func SplitFunc(fn string) (pkg, name string) {
+	slash := strings.LastIndexByte(fn, '/') + 1
+	dot := strings.IndexByte(fn[slash:], '.')
+	if dot < 0 {
+		return fn, fn
+	}
+	return fn[:slash+dot], fn[slash+dot+1:]
 }
 
 // Names of the implicit event fields.

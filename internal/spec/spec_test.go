@@ -170,3 +170,17 @@ func TestCheckCatchesErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitFunc(t *testing.T) {
+	for _, c := range [][3]string{
+		{"example.com/a/b.(*T).M", "example.com/a/b", "(*T).M"},
+		{"main.main", "main", "main"},
+		{"net/http.(*Server).Serve", "net/http", "(*Server).Serve"},
+		{"example.com/a.b/c.F.func1", "example.com/a.b/c", "F.func1"},
+		{"nodot", "nodot", "nodot"},
+	} {
+		if pkg, name := SplitFunc(c[0]); pkg != c[1] || name != c[2] {
+			t.Errorf("SplitFunc(%q) = %q, %q; want %q, %q", c[0], pkg, name, c[1], c[2])
+		}
+	}
+}

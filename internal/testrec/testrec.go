@@ -64,3 +64,19 @@ func RunJFR(t testing.TB, args ...string) []byte {
 	}
 	return out
 }
+
+// OpenTempDir returns a temporary directory that every user may enter,
+// for files another user runs or connects to; it is removed when the
+// test ends.
+func OpenTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "flightrec-open-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
