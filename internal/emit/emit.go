@@ -203,7 +203,7 @@ func refsFit(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer) bool {
 				return false
 			}
 		case batch.Func:
-			if pc := *(*uintptr)(unsafe.Add(p, f.Offset)); pc != 0 && !b.AddFunc(pc) {
+			if id := *(*uintptr)(unsafe.Add(p, f.Offset)); id != 0 && !b.AddFunc(id) {
 				return false
 			}
 		}
