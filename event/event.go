@@ -73,8 +73,8 @@ type Type[T any] struct {
 // regexp.MustCompile's patterns; a bad one would otherwise make every
 // file a recorder writes unreadable.
 func Define[T any](info Info) *Type[T] {
-	_, file, line, _ := runtime.Caller(1)
-	d, err := describe(reflect.TypeFor[T](), info, ownCaller())
+	pc, file, line, _ := runtime.Caller(1)
+	d, err := describe(reflect.TypeFor[T](), info, ownPackage(pc))
 	if err != nil {
 		panic(fmt.Sprintf("event.Define at %s:%d: %v", file, line, err))
 	}
@@ -102,9 +102,9 @@ const module = "github.com/flightrec/flightrec/"
 // reserved are the namespaces of the types JFR and flightrec declare.
 var reserved = []string{"java.", "jdk.", "go."}
 
-// ownCaller tells whether Define's caller is a package of flightrec.
-func ownCaller() bool {
-	pc, _, _, _ := runtime.Caller(2)
+// ownPackage tells whether the code at pc (Define's call) is in a
+// package of flightrec.
+func ownPackage(pc uintptr) bool {
 	f := runtime.FuncForPC(pc)
 	return f != nil && strings.HasPrefix(f.Name(), module)
 }
