@@ -10,7 +10,7 @@ import (
 )
 
 // drop counts an event dropped for want of room: out of line, so that
-// record, which calls it, stays as small as it was.
+// Record, which calls it, stays as small as it was.
 //
 //go:noinline
 func drop(s *batch.Session, d *batch.Desc, p unsafe.Pointer, start, end int64, g, skey uint64, maxSize int) {
@@ -22,7 +22,7 @@ func drop(s *batch.Session, d *batch.Desc, p unsafe.Pointer, start, end int64, g
 // room pays for it. Strings count inline, as a buffer that had pooled one
 // is not at hand.
 func droppedSize(d *batch.Desc, p unsafe.Pointer, start, end int64, g, skey uint64, maxSize int) int {
-	n := 1 // the size, one byte up to 127 (record's rule)
+	n := 1 // the size, one byte up to 127 (Record's rule)
 	if maxSize > 127 {
 		n = 4
 	}
