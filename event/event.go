@@ -179,9 +179,9 @@ func describe(t reflect.Type, info Info, own bool) (*batch.Desc, error) {
 // checkTypeName checks that name is a dotted Java identifier that no other
 // type takes: an event type's name is its class name in the file, and a
 // reader rejects a file whose metadata declares a class twice or with a
-// malformed name. (batch.Register rejects a name defined before.) Only flightrec's own packages (own) may use the reserved
-// namespaces, where the types it writes live; the types of the JFR table
-// are never free.
+// malformed name. (batch.Register rejects a name defined before.) Only
+// flightrec's own packages (own) may use the reserved namespaces, where
+// the types it writes live; the types of the JFR table are never free.
 func checkTypeName(name string, own bool) error {
 	if name == "" {
 		return errors.New("the type has no name (Info.Name)")
