@@ -73,8 +73,8 @@ type Type[T any] struct {
 // regexp.MustCompile's patterns; a bad one would otherwise make every
 // file a recorder writes unreadable.
 func Define[T any](info Info) *Type[T] {
-	_, file, line, _ := runtime.Caller(1)
-	d, err := describe(reflect.TypeFor[T](), info, ownCaller())
+	pc, file, line, _ := runtime.Caller(1)
+	d, err := describe(reflect.TypeFor[T](), info, ownPackage(pc))
 	if err != nil {
 		panic(fmt.Sprintf("event.Define at %s:%d: %v", file, line, err))
 	}
@@ -102,9 +102,9 @@ const module = "github.com/flightrec/flightrec/"
 // reserved are the namespaces of the types JFR and flightrec declare.
 var reserved = []string{"java.", "jdk.", "go."}
 
-// ownCaller tells whether Define's caller is a package of flightrec.
-func ownCaller() bool {
-	pc, _, _, _ := runtime.Caller(2)
+// ownPackage tells whether the code at pc (Define's call) is in a
+// package of flightrec.
+func ownPackage(pc uintptr) bool {
 	f := runtime.FuncForPC(pc)
 	return f != nil && strings.HasPrefix(f.Name(), module)
 }
@@ -179,9 +179,9 @@ func describe(t reflect.Type, info Info, own bool) (*batch.Desc, error) {
 // checkTypeName checks that name is a dotted Java identifier that no other
 // type takes: an event type's name is its class name in the file, and a
 // reader rejects a file whose metadata declares a class twice or with a
-// malformed name. (batch.Register rejects a name defined before.) Only flightrec's own packages (own) may use the reserved
-// namespaces, where the types it writes live; the types of the JFR table
-// are never free.
+// malformed name. (batch.Register rejects a name defined before.) Only
+// flightrec's own packages (own) may use the reserved namespaces, where
+// the types it writes live; the types of the JFR table are never free.
 func checkTypeName(name string, own bool) error {
 	if name == "" {
 		return errors.New("the type has no name (Info.Name)")

@@ -93,7 +93,7 @@ type Buffer struct {
 	data    [BufferSize]byte
 	threads [threadLimit]uint64 // goroutine ids the events refer to, each once
 	strs    [setLimit]uint64    // keys of the pooled strings they refer to
-	funcs   [funcLimit]uintptr  // entry PCs of the functions they refer to
+	funcs   [funcLimit]uintptr  // ids (FuncID) of the functions they refer to
 	// stacks holds the stack traces the events refer to, each once, as
 	// key, depth, pcs..., key, depth, pcs...
 	stacks [stackWords]uintptr
@@ -165,10 +165,10 @@ func (b *Buffer) addThread(g uint64) bool {
 	return true
 }
 
-// AddFunc notes that an event refers to the function at entry PC pc
-// (non-zero). It returns false if the buffer's function set is full.
-func (b *Buffer) AddFunc(pc uintptr) bool {
-	if !addTo(b.funcSet[:], b.funcs[:], &b.nfuncs, pc) {
+// AddFunc notes that an event refers to the function of id (FuncID,
+// non-zero). It returns false if the buffer's function set is full.
+func (b *Buffer) AddFunc(id uintptr) bool {
+	if !addTo(b.funcSet[:], b.funcs[:], &b.nfuncs, id) {
 		return false
 	}
 	b.recount()
@@ -225,7 +225,7 @@ type Taken struct {
 	Threads []uint64 // goroutine ids
 	Stacks  []uintptr
 	Strings []uint64  // keys of pooled strings (Interned)
-	Funcs   []uintptr // entry PCs of referenced functions
+	Funcs   []uintptr // ids (FuncID) of referenced functions
 }
 
 // Take returns the records published since the last Take and every

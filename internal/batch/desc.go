@@ -29,7 +29,7 @@ const (
 	String
 	Thread // a goroutine id, written as a java.lang.Thread reference
 	Time   // a time.Time, written as ticks
-	Func   // a function's entry PC, written as a jdk.types.Method reference
+	Func   // a function's id (FuncID), written as a jdk.types.Method reference
 )
 
 // Field describes one user field of an event type.

@@ -6,10 +6,11 @@ import (
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/leb128"
 )
 
 // drop counts an event dropped for want of room: out of line, so that
-// record, which calls it, stays as small as it was.
+// Record, which calls it, stays as small as it was.
 //
 //go:noinline
 func drop(s *batch.Session, d *batch.Desc, p unsafe.Pointer, start, end int64, g, skey uint64, maxSize int) {
@@ -21,23 +22,23 @@ func drop(s *batch.Session, d *batch.Desc, p unsafe.Pointer, start, end int64, g
 // room pays for it. Strings count inline, as a buffer that had pooled one
 // is not at hand.
 func droppedSize(d *batch.Desc, p unsafe.Pointer, start, end int64, g, skey uint64, maxSize int) int {
-	n := 1 // the size, one byte up to 127 (record's rule)
+	n := 1 // the size, one byte up to 127 (Record's rule)
 	if maxSize > 127 {
 		n = 4
 	}
-	n += varintLen(uint64(d.ID)) + varintLen(uint64(start)) + varintLen(g) + varintLen(skey)
+	n += leb128.Len(uint64(d.ID)) + leb128.Len(uint64(start)) + leb128.Len(g) + leb128.Len(skey)
 	if d.Timed {
-		n += varintLen(uint64(end - start))
+		n += leb128.Len(uint64(end - start))
 	}
 	for _, op := range d.Ops {
 		q := unsafe.Add(p, op.Offset)
 		switch op.Enc {
 		case batch.EncVarint64, batch.EncFunc:
-			n += varintLen(*(*uint64)(q))
+			n += leb128.Len(*(*uint64)(q))
 		case batch.EncVarint32:
-			n += varintLen(uint64(*(*uint32)(q)))
+			n += leb128.Len(uint64(*(*uint32)(q)))
 		case batch.EncVarint16:
-			n += varintLen(uint64(*(*uint16)(q)))
+			n += leb128.Len(uint64(*(*uint16)(q)))
 		case batch.EncByte:
 			n++
 		case batch.EncFloat32:
@@ -47,30 +48,21 @@ func droppedSize(d *batch.Desc, p unsafe.Pointer, start, end int64, g, skey uint
 		case batch.EncString:
 			n++
 			if s := *(*string)(q); s != "" {
-				n += varintLen(uint64(len(s))) + len(s)
+				n += leb128.Len(uint64(len(s))) + len(s)
 			}
 		case batch.EncTime:
 			var ticks uint64
 			if t := *(*time.Time)(q); !t.IsZero() {
 				ticks = uint64(clock.TicksAt(t.UnixNano()))
 			}
-			n += varintLen(ticks)
+			n += leb128.Len(ticks)
 		case batch.EncUnixNanos:
 			var ticks uint64
 			if ns := *(*int64)(q); ns != 0 {
 				ticks = uint64(clock.TicksAt(ns))
 			}
-			n += varintLen(ticks)
+			n += leb128.Len(ticks)
 		}
-	}
-	return n
-}
-
-// varintLen is the length of v as putVarint writes it.
-func varintLen(v uint64) int {
-	n := 1
-	for ; v >= 0x80 && n < 9; n++ {
-		v >>= 7
 	}
 	return n
 }

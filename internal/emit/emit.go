@@ -147,7 +147,7 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 // a fresh one of session s when b is full or absent. It returns the
 // buffer to encode into, the stack's key (0: none) and whether to yield
 // the P once unpinned (see batch.Session.Behind); or a nil buffer (and
-// the stack's key) if the event is to be dropped, which record counts.
+// the stack's key) if the event is to be dropped, which Record counts.
 //
 //go:noinline
 func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int) (*batch.Buffer, uint64, bool) {
@@ -203,7 +203,7 @@ func refsFit(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer) bool {
 				return false
 			}
 		case batch.Func:
-			if pc := *(*uintptr)(unsafe.Add(p, f.Offset)); pc != 0 && !b.AddFunc(pc) {
+			if id := *(*uintptr)(unsafe.Add(p, f.Offset)); id != 0 && !b.AddFunc(id) {
 				return false
 			}
 		}
