@@ -62,16 +62,14 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 	var now int64
 	var g uint64
 	needNow := (d.Timed && end == 0) || (!d.Timed && start == 0)
-	switch {
-	case fastClock && needNow:
+	if fastClock && needNow {
 		now, g = clock.NowAndGWord(stack.GoidOffset())
-	case stack.GoidFast:
-		g = stack.GoidAt()
-		if needNow {
-			now = clock.Now()
+	} else {
+		if stack.GoidFast {
+			g = stack.GoidAt()
+		} else {
+			g = stack.Goid()
 		}
-	default:
-		g = stack.Goid()
 		if needNow {
 			now = clock.Now()
 		}
