@@ -76,13 +76,9 @@ type Reader struct {
 	err      error  // sticky
 	last     bool   // the current chunk is the last one to read
 	skip     int64  // start the next chunk's records here (Follow), if > HeaderSize
-
-	// Where the chunk after the current one starts, once all the current
-	// chunk's bytes have been read and its header says it is finished:
-	// SkipDamagedChunk continues there.
-	resumeAt    int64
-	resumeIndex int
-	resumable   bool
+	// All the current chunk's bytes have been read and its header says it
+	// is finished: SkipDamagedChunk can go on at next.
+	resumable bool
 }
 
 // NewReader returns a reader of the recording in r. opts may be nil.
@@ -200,7 +196,7 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 		return nil, fail(off+int64(len(r.buf)), err)
 	}
 	c := &Chunk{Index: idx, Offset: off, Header: h, data: r.buf}
-	r.resumeAt, r.resumeIndex, r.resumable = off+h.Size, idx+1, h.Finished()
+	r.next, r.index, r.resumable = off+h.Size, idx+1, h.Finished()
 	if err := r.readMetadata(c); err != nil {
 		return nil, err
 	}
@@ -220,8 +216,6 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 		r.pos = min(r.skip, h.Size)
 		r.skip = 0
 	}
-	r.next = off + h.Size
-	r.index++
 	// A chunk still being written (state 1..255) is valid only up to its
 	// last flush, which its header's size gives: what follows is not a
 	// chunk. A file read once cannot wait for a header being rewritten
@@ -244,8 +238,7 @@ func (r *Reader) SkipDamagedChunk() bool {
 		return false
 	}
 	r.releaseChunk()
-	r.err, r.chunk, r.resumable = nil, nil, false
-	r.next, r.index, r.last = r.resumeAt, r.resumeIndex, false
+	r.err, r.chunk, r.resumable, r.last = nil, nil, false, false
 	return true
 }
 

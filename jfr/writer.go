@@ -428,7 +428,7 @@ func (w *Writer) EndChunk(endTicks int64) error {
 				return err
 			}
 		} else {
-			w.setHeader(w.written, w.lastCP, endTicks)
+			w.setHeader(w.written, w.lastCP, streamMetadataOffset, endTicks)
 		}
 		w.open, w.streaming = false, false
 		w.wroteChunk = true
@@ -480,12 +480,7 @@ func (w *Writer) writeSegment(endTicks int64, mask byte) error {
 	parts := w.segParts[:0]
 	if !w.streaming {
 		w.streaming = true
-		md := leb128.AppendUvarint(w.scratch[:0], uint64(w.chunkStart))
-		md = leb128.AppendUvarint(md, 0)
-		md = leb128.AppendUvarint(md, uint64(w.mdID))
-		md = append(md, w.mdBody...)
-		w.mdRecord = AppendRecord(w.mdRecord[:0], 0, md)
-		w.scratch = md
+		w.setMetadataRecord()
 		parts = append(parts, w.header[:], streamPad[:], w.mdRecord)
 		w.written = streamMetadataOffset + int64(len(w.mdRecord))
 	}
@@ -505,7 +500,7 @@ func (w *Writer) writeSegment(endTicks int64, mask byte) error {
 	}
 	w.written = cpOff + int64(cpSize)
 	w.lastCP = cpOff
-	w.setHeader(w.written, cpOff, endTicks)
+	w.setHeader(w.written, cpOff, streamMetadataOffset, endTicks)
 	w.segParts = parts
 	for _, b := range parts {
 		if _, err := w.w.Write(b); err != nil {
@@ -556,9 +551,19 @@ func (w *Writer) checkpointHead(endTicks, delta int64, mask byte) uint64 {
 	return cpSize
 }
 
-// setHeader fills in the header of a chunk of size bytes whose last
-// checkpoint is at cpOff and whose metadata follows the header.
-func (w *Writer) setHeader(size, cpOff, endTicks int64) {
+// setMetadataRecord sets mdRecord to the metadata record of the open chunk.
+func (w *Writer) setMetadataRecord() {
+	md := leb128.AppendUvarint(w.scratch[:0], uint64(w.chunkStart))
+	md = leb128.AppendUvarint(md, 0)
+	md = leb128.AppendUvarint(md, uint64(w.mdID))
+	md = append(md, w.mdBody...)
+	w.mdRecord = AppendRecord(w.mdRecord[:0], 0, md)
+	w.scratch = md
+}
+
+// setHeader fills in the header of a finished (state 0) chunk of size bytes
+// whose last checkpoint is at cpOff and whose metadata is at mdOff.
+func (w *Writer) setHeader(size, cpOff, mdOff, endTicks int64) {
 	h := w.header[:]
 	be := binary.BigEndian
 	copy(h, Magic[:])
@@ -566,7 +571,7 @@ func (w *Writer) setHeader(size, cpOff, endTicks int64) {
 	be.PutUint16(h[6:], 1)
 	be.PutUint64(h[8:], uint64(size))
 	be.PutUint64(h[16:], uint64(cpOff))
-	be.PutUint64(h[24:], uint64(streamMetadataOffset))
+	be.PutUint64(h[24:], uint64(mdOff))
 	be.PutUint64(h[32:], uint64(w.clock0.StartNanos+w.nanosOf(w.chunkStart-w.clock0.StartTicks)))
 	be.PutUint64(h[40:], uint64(w.nanosOf(endTicks-w.chunkStart)))
 	be.PutUint64(h[48:], uint64(w.chunkStart))
@@ -597,56 +602,11 @@ const FillerType = 2
 // width, so a checkpoint may exceed the 1<<28 bytes a 4-byte padded size
 // holds (JDK-8298129).
 func (w *Writer) finish(endTicks int64) {
-	dur := endTicks - w.chunkStart
-
-	var body uint64 // checkpoint bytes after its size
-	cp := leb128.AppendUvarint(w.scratch[:0], 1)
-	cp = leb128.AppendUvarint(cp, uint64(w.chunkStart))
-	cp = leb128.AppendUvarint(cp, uint64(dur))
-	cp = append(cp, 0, 0) // delta 0: the only checkpoint; type mask 0
-	npools := 0
-	for _, p := range w.pools {
-		if p.count > 0 {
-			npools++
-		}
-	}
-	cp = leb128.AppendUvarint(cp, uint64(npools))
-	body = uint64(len(cp))
-	for _, p := range w.pools {
-		if p.count == 0 {
-			continue // a pool must hold at least one constant
-		}
-		p.head = leb128.AppendUvarint(p.head[:0], uint64(p.class.ID))
-		p.head = leb128.AppendUvarint(p.head, p.count)
-		body += uint64(len(p.head) + len(p.data))
-	}
-	cpSize := leb128.SelfSize(body)
-	w.cpHead = append(leb128.AppendUvarint(w.cpHead[:0], cpSize), cp...)
-
-	md := leb128.AppendUvarint(w.scratch[:0], uint64(w.chunkStart))
-	md = leb128.AppendUvarint(md, 0)
-	md = leb128.AppendUvarint(md, uint64(w.mdID))
-	md = append(md, w.mdBody...)
-	w.mdRecord = AppendRecord(w.mdRecord[:0], 0, md)
-	w.scratch = md
-
+	cpSize := w.checkpointHead(endTicks, 0, 0) // the only checkpoint
+	w.setMetadataRecord()
 	cpOff := int64(HeaderSize + w.adoptedLen + len(w.events))
 	mdOff := cpOff + int64(cpSize)
-	h := w.header[:]
-	be := binary.BigEndian
-	copy(h, Magic[:])
-	be.PutUint16(h[4:], 2)
-	be.PutUint16(h[6:], 1)
-	be.PutUint64(h[8:], uint64(mdOff+int64(len(w.mdRecord))))
-	be.PutUint64(h[16:], uint64(cpOff))
-	be.PutUint64(h[24:], uint64(mdOff))
-	be.PutUint64(h[32:], uint64(w.clock0.StartNanos+w.nanosOf(w.chunkStart-w.clock0.StartTicks)))
-	be.PutUint64(h[40:], uint64(w.nanosOf(dur)))
-	be.PutUint64(h[48:], uint64(w.chunkStart))
-	be.PutUint64(h[56:], uint64(w.tps))
-	h[64] = 0 // finished
-	h[65] = 0
-	be.PutUint16(h[66:], FlagCompressedInts)
+	w.setHeader(mdOff+int64(len(w.mdRecord)), cpOff, mdOff, endTicks)
 }
 
 // Flush writes out the chunk EndChunk finished, without waiting for the

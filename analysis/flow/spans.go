@@ -203,7 +203,7 @@ func (t *Trace) jsonSpans() ([]JSONSpan, string) {
 		}
 		for k, v := range map[string][]string{"message.sent": s.Sent, "message.tags": s.Tags, "trace.tags": s.TraceTags} {
 			if len(v) > 0 {
-				js.Attributes[k] = joinComma(v)
+				js.Attributes[k] = strings.Join(v, ",")
 			}
 		}
 		if s.Unfinished {
@@ -229,15 +229,4 @@ func (s *SpanInfo) ErrorText() string {
 		return "hand-off rejected"
 	}
 	return ""
-}
-
-func joinComma(v []string) string {
-	out := ""
-	for i, s := range v {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
 }

@@ -35,9 +35,8 @@ func guarded(c *cli.Command) *cli.Command {
 
 func commands() []*cli.Command {
 	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
-		probeCmd, exportCmd, viewCmd,
+		probeCmd, exportCmd, viewCmd, ctlCmd, assembleCmd,
 	}
-	cmds = append(cmds, ctlCmd, assembleCmd)
 	for i, c := range cmds {
 		cmds[i] = guarded(c)
 	}
