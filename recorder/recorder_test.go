@@ -286,6 +286,30 @@ func TestThreshold(t *testing.T) {
 	}
 }
 
+// TestThresholdOutlivesDisable: an event begun while its type is on, with
+// a threshold, and ended after the type is turned off still obeys that
+// threshold. Turning the type off used to zero the threshold before
+// clearing the enabled flag, so such an event was recorded however short
+// (a flaky failure of TestCtlCommands).
+func TestThresholdOutlivesDisable(t *testing.T) {
+	th := 20 * time.Millisecond
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Slow": {Enabled: Bool(true), Threshold: &th}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	var ev slowEvent
+	slowType.Begin(&ev)
+	ev.N = 1
+	rec.SetSettings(Settings{"*": {Enabled: Bool(false)}})
+	ev.Commit()
+	eachEvent(t, dumped(t, rec), func(ev *jfr.Event) {
+		if ev.Type.Name == "test.Slow" {
+			t.Errorf("recorded a test.Slow lasting %v, under its threshold of %v", ev.Duration(), th)
+		}
+	})
+}
+
 func TestRingLimits(t *testing.T) {
 	// Only the test's events: periodic runtime events would make what the
 	// newest 64 KiB hold depend on timing.

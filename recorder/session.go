@@ -172,10 +172,17 @@ func (ss *session) applySettings() {
 
 func (ss *session) applyTo(d *batch.Desc, m map[string]resolved) {
 	v, ok := m[d.Name]
+	if !ok || !v.enabled || declarable(d) != nil {
+		// Off first, and the rest kept: an event begun while the type
+		// was on ends under the settings it began with (a threshold
+		// zeroed here would let it through however short).
+		d.On.Store(false)
+		return
+	}
 	d.Stack.Store(v.stack)
 	d.Threshold.Store(int64(float64(v.threshold) * float64(ss.tps) / 1e9))
 	d.Period.Store(int64(v.period))
-	d.On.Store(ok && v.enabled && declarable(d) == nil)
+	d.On.Store(true)
 }
 
 // flushInterval is how often the flusher writes what the buffers hold
