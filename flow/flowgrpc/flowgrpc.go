@@ -9,12 +9,10 @@ package flowgrpc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"strings"
 
 	"github.com/flightrec/flightrec/flow"
 	"github.com/flightrec/flightrec/internal/flowspec"
+	"github.com/flightrec/flightrec/internal/traceparent"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
@@ -24,30 +22,10 @@ type rpcKey struct{}
 
 // rpc is the state of one RPC between the handler's calls.
 type rpc struct {
-	span    *flow.Span
-	own     bool // the handler began the span and ends it
-	id      flow.ID
-	traceID string
-	spanID  string
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// parseTraceparent returns the trace and parent IDs of a version-00
-// traceparent.
-func parseTraceparent(h string) (traceID, parent string, ok bool) {
-	p := strings.Split(strings.TrimSpace(h), "-")
-	if len(p) < 4 || len(p[1]) != 32 || len(p[2]) != 16 || p[0] == "ff" {
-		return "", "", false
-	}
-	if _, err := hex.DecodeString(p[1] + p[2]); err != nil || strings.Trim(p[1], "0") == "" || strings.Trim(p[2], "0") == "" {
-		return "", "", false
-	}
-	return p[1], p[2], true
+	span *flow.Span
+	own  bool // the handler began the span and ends it
+	id   flow.ID
+	tc   traceparent.Context
 }
 
 type serverHandler struct{ n *flow.Node }
@@ -79,17 +57,15 @@ func (h serverHandler) TagRPC(ctx context.Context, info *stats.RPCTagInfo) conte
 	if s == nil {
 		return ctx
 	}
-	r := &rpc{span: s, own: true, spanID: randomHex(8)}
-	if traceID, parent, ok := parseTraceparent(get("traceparent")); ok {
-		r.traceID = traceID
+	r := &rpc{span: s, own: true, tc: traceparent.New()}
+	if parent, ok := traceparent.Parse(get("traceparent")); ok {
+		r.tc = parent.Child()
 		if id == 0 && text == "" {
-			s.SetAttr(flowspec.AttrW3CParentID, parent)
+			s.SetAttr(flowspec.AttrW3CParentID, parent.Span())
 		}
-	} else {
-		r.traceID = randomHex(16)
 	}
-	s.SetAttr(flowspec.AttrW3CTraceID, r.traceID)
-	s.SetAttr(flowspec.AttrW3CSpanID, r.spanID)
+	s.SetAttr(flowspec.AttrW3CTraceID, r.tc.Trace())
+	s.SetAttr(flowspec.AttrW3CSpanID, r.tc.Span())
 	s.SetAttr("rpc.method", info.FullMethodName)
 	s.HandleStart()
 	return flow.NewContext(context.WithValue(ctx, rpcKey{}, r), s)
@@ -128,14 +104,14 @@ func (h clientHandler) TagRPC(ctx context.Context, info *stats.RPCTagInfo) conte
 	}
 	// The caller's W3C identity, when a flowgrpc server span holds it.
 	if parent, ok := ctx.Value(rpcKey{}).(*rpc); ok && parent.span == s {
-		r.traceID, r.spanID = parent.traceID, parent.spanID
+		r.tc = parent.tc
 	} else {
-		r.traceID, r.spanID = randomHex(16), randomHex(8)
-		s.SetAttr(flowspec.AttrW3CTraceID, r.traceID)
-		s.SetAttr(flowspec.AttrW3CSpanID, r.spanID)
+		r.tc = traceparent.New()
+		s.SetAttr(flowspec.AttrW3CTraceID, r.tc.Trace())
+		s.SetAttr(flowspec.AttrW3CSpanID, r.tc.Span())
 	}
 	s.SendStarted(r.id)
-	ctx = metadata.AppendToOutgoingContext(ctx, flow.MetadataKey, r.id.String(), "traceparent", "00-"+r.traceID+"-"+r.spanID+"-01")
+	ctx = metadata.AppendToOutgoingContext(ctx, flow.MetadataKey, r.id.String(), "traceparent", r.tc.String())
 	return context.WithValue(ctx, rpcKey{}, r)
 }
 

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"google.golang.org/grpc/stats"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	aflow "github.com/flightrec/flightrec/analysis/flow"
 	"github.com/flightrec/flightrec/analysis/flow/otlp"
@@ -49,7 +52,8 @@ func TestStatsHandlers(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := &service{}
-	srv := grpc.NewServer(grpc.StatsHandler(NewServerHandler(node)))
+	ends := make(chan struct{}, 2)
+	srv := grpc.NewServer(grpc.StatsHandler(endSignal{NewServerHandler(node), ends}))
 	collectorpb.RegisterTraceServiceServer(srv, svc)
 	go srv.Serve(l)
 	defer srv.Stop()
@@ -82,22 +86,35 @@ func TestStatsHandlers(t *testing.T) {
 	if _, err := collectorpb.NewTraceServiceClient(plain).Export(ctx, &collectorpb.ExportTraceServiceRequest{}); err == nil {
 		t.Fatal("the empty export did not fail")
 	}
+	// A client may see the reply before the server's handler ends the
+	// span: wait for both, or the second is recorded unfinished.
+	for range 2 {
+		select {
+		case <-ends:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server's stats handler did not see both RPCs end")
+		}
+	}
 	if err := rec.Stop(); err != nil {
 		t.Fatal(err)
 	}
 
 	spans := map[string]*tracepb.Span{}
+	var other *tracepb.Span // the plain client's call; its number depends on the order the recording holds spans in
 	if _, err := aflow.Merge([]aflow.Input{aflow.FileInput(path)}, nil, func(tr *aflow.Trace) error {
 		for _, rs := range otlp.Convert(tr) {
 			for _, sp := range rs.ScopeSpans[0].Spans {
 				spans[sp.Name] = sp
+				if strings.HasPrefix(sp.Name, "A span ") {
+					other = sp
+				}
 			}
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	root, server, other := spans["checkout"], spans["handle 1:1"], spans["A span 3"]
+	root, server := spans["checkout"], spans["handle 1:1"]
 	if root == nil || server == nil || other == nil {
 		t.Fatalf("spans %v", spans)
 	}
@@ -110,5 +127,19 @@ func TestStatsHandlers(t *testing.T) {
 	if hex.EncodeToString(other.TraceId) != "4bf92f3577b34da6a3ce929d0e0e4736" || hex.EncodeToString(other.ParentSpanId) != "00f067aa0ba902b7" ||
 		other.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("the plain client's call: %v", other)
+	}
+}
+
+// endSignal passes every call to h and then, for an RPC's end, sends on
+// ends.
+type endSignal struct {
+	stats.Handler
+	ends chan<- struct{}
+}
+
+func (e endSignal) HandleRPC(ctx context.Context, st stats.RPCStats) {
+	e.Handler.HandleRPC(ctx, st)
+	if _, ok := st.(*stats.End); ok {
+		e.ends <- struct{}{}
 	}
 }

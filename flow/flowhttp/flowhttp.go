@@ -2,14 +2,12 @@ package flowhttp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/flightrec/flightrec/flow"
 	"github.com/flightrec/flightrec/internal/flowspec"
+	"github.com/flightrec/flightrec/internal/traceparent"
 )
 
 // Span attributes recorded for W3C Trace Context: 32 and 16 hex digits;
@@ -20,46 +18,18 @@ const (
 	AttrParentID = flowspec.AttrW3CParentID
 )
 
-// traceContext is the W3C identity of the current span.
-type traceContext struct {
-	traceID [16]byte
-	spanID  [8]byte
-}
-
 type ctxKey struct{}
-
-// parseTraceparent parses a version-00 traceparent header.
-func parseTraceparent(h string) (traceID [16]byte, parent [8]byte, ok bool) {
-	parts := strings.Split(strings.TrimSpace(h), "-")
-	if len(parts) < 4 || len(parts[0]) != 2 || parts[0] == "ff" || len(parts[1]) != 32 || len(parts[2]) != 16 || len(parts[3]) != 2 {
-		return traceID, parent, false
-	}
-	if _, err := hex.Decode(traceID[:], []byte(parts[1])); err != nil {
-		return traceID, parent, false
-	}
-	if _, err := hex.Decode(parent[:], []byte(parts[2])); err != nil {
-		return traceID, parent, false
-	}
-	return traceID, parent, traceID != [16]byte{} && parent != [8]byte{}
-}
 
 // newSpanContext returns a new span in the trace of ctx (or a new trace)
 // and records its IDs on s.
-func newSpanContext(ctx context.Context, s *flow.Span) traceContext {
-	var tc traceContext
-	if parent, ok := ctx.Value(ctxKey{}).(traceContext); ok {
-		tc.traceID = parent.traceID
-	} else {
-		rand.Read(tc.traceID[:])
+func newSpanContext(ctx context.Context, s *flow.Span) traceparent.Context {
+	tc := traceparent.New()
+	if parent, ok := ctx.Value(ctxKey{}).(traceparent.Context); ok {
+		tc = parent.Child()
 	}
-	rand.Read(tc.spanID[:])
-	s.SetAttr(AttrTraceID, hex.EncodeToString(tc.traceID[:]))
-	s.SetAttr(AttrSpanID, hex.EncodeToString(tc.spanID[:]))
+	s.SetAttr(AttrTraceID, tc.Trace())
+	s.SetAttr(AttrSpanID, tc.Span())
 	return tc
-}
-
-func (tc traceContext) traceparent() string {
-	return "00-" + hex.EncodeToString(tc.traceID[:]) + "-" + hex.EncodeToString(tc.spanID[:]) + "-01"
 }
 
 // statusWriter keeps the status a handler wrote.
@@ -107,10 +77,10 @@ func Handler(n *flow.Node, next http.Handler) http.Handler {
 			return
 		}
 		ctx := r.Context()
-		if traceID, parent, ok := parseTraceparent(r.Header.Get("traceparent")); ok {
-			ctx = context.WithValue(ctx, ctxKey{}, traceContext{traceID: traceID})
+		if parent, ok := traceparent.Parse(r.Header.Get("traceparent")); ok {
+			ctx = context.WithValue(ctx, ctxKey{}, parent)
 			if id == 0 && text == "" {
-				s.SetAttr(AttrParentID, hex.EncodeToString(parent[:]))
+				s.SetAttr(AttrParentID, parent.Span())
 			}
 		}
 		tc := newSpanContext(ctx, s)
@@ -158,11 +128,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	id := t.Node.NextID()
 	req = req.Clone(ctx)
 	flow.SetHeader(req.Header, id)
-	tc, ok := ctx.Value(ctxKey{}).(traceContext)
+	tc, ok := ctx.Value(ctxKey{}).(traceparent.Context)
 	if own && s != nil || !ok {
 		tc = newSpanContext(ctx, s)
 	}
-	req.Header.Set("traceparent", tc.traceparent())
+	req.Header.Set("traceparent", tc.String())
 	s.SendStarted(id)
 	resp, err := base.RoundTrip(req)
 	s.SendWritten(id)
