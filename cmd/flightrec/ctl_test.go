@@ -119,6 +119,28 @@ func ticks(t *testing.T, path string) (seqs []int64, ends []time.Time, durs []ti
 	return seqs, ends, durs
 }
 
+// chunkSpans returns the start and end (ns since the epoch) of every chunk
+// of a recording.
+func chunkSpans(t *testing.T, path string) [][2]int64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := jfr.NewBytesReader(data, nil)
+	var spans [][2]int64
+	for {
+		c, err := r.NextChunk()
+		if errors.Is(err, io.EOF) {
+			return spans
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		spans = append(spans, [2]int64{c.Header.StartNanos, c.Header.StartNanos + c.Header.DurationNanos})
+	}
+}
+
 func latest(ts []time.Time) time.Time {
 	var m time.Time
 	for _, t := range ts {
@@ -140,28 +162,44 @@ func jfrSummary(t *testing.T, path string) {
 
 func TestCtlCommands(t *testing.T) {
 	dir := t.TempDir()
-	s := startService(t, dir, "FLIGHTREC_START=name=boot,maxage=1m")
+	s := startService(t, dir, "FLIGHTREC_START=name=boot,maxage=6s")
 	pid := strconv.Itoa(s.pid)
 
 	list := ctl(t)
 	if !regexp.MustCompile(`(?m)^` + pid + `\s+ctlservice\s+go1\.\S+\s+1$`).MatchString(list) {
 		t.Errorf("ctl lists:\n%s", list)
 	}
-	if out := ctl(t, pid, "check"); !strings.Contains(out, "Recording 1: name=boot destination=\"memory\"") || !strings.Contains(out, "maxage=1m0s (running)") {
+	if out := ctl(t, pid, "check"); !strings.Contains(out, "Recording 1: name=boot destination=\"memory\"") || !strings.Contains(out, "maxage=6s (running)") {
 		t.Errorf("check:\n%s", out)
 	}
 
-	dump := filepath.Join(dir, "boot.jfr")
-	time.Sleep(1500 * time.Millisecond)
+	// A ring of 6 s is cut into chunks of 1.5 s: after 4 s some end over
+	// a second ago.
+	dump, whole := filepath.Join(dir, "boot.jfr"), filepath.Join(dir, "boot-whole.jfr")
+	time.Sleep(4 * time.Second)
+	ctl(t, pid, "dump", "--name", "boot", "--filename", whole)
+	before := time.Now()
 	if out := ctl(t, pid, "dump", "--name", "boot", "--filename", dump, "--begin", "-1s"); !strings.Contains(out, "Dumped recording \"boot\"") {
 		t.Errorf("dump:\n%s", out)
 	}
+	after := time.Now()
 	jfrSummary(t, dump)
 	if _, ends, _ := ticks(t, dump); len(ends) == 0 {
 		t.Error("dump of boot has no app.Tick")
-	} else if old := time.Since(ends[0]); old > 2500*time.Millisecond {
-		// Chunks are cut every second: --begin -1s keeps up to 2 s more.
-		t.Errorf("dump --begin -1s starts with an event %v old", old)
+	}
+	// --begin selects whole chunks, as the JDK's does: those ending after
+	// the service's now-1s, which lies between before-1s and after-1s.
+	got := map[int64]bool{}
+	for _, c := range chunkSpans(t, dump) {
+		got[c[0]] = true
+		if end := time.Unix(0, c[1]); end.Before(before.Add(-time.Second)) {
+			t.Errorf("dump --begin -1s holds a chunk ending %v before the begin", before.Add(-time.Second).Sub(end))
+		}
+	}
+	for _, c := range chunkSpans(t, whole) {
+		if end := time.Unix(0, c[1]); end.After(after.Add(-time.Second)) && !got[c[0]] {
+			t.Errorf("dump --begin -1s left out the chunk starting %v, ending %v", time.Unix(0, c[0]), end)
+		}
 	}
 	code, _, errOut := runCmd(t, "ctl", pid, "dump", "--name", "boot", "--filename", filepath.Join(dir, "none.jfr"), "--end", "-1h")
 	if code != 1 || !strings.Contains(string(errOut), "the recording holds no chunk in the time range") {
