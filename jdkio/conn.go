@@ -78,8 +78,8 @@ func (c *Conn) readRecorded(b []byte) (int, error) {
 	if ev.ShouldCommit() {
 		ev.Host, ev.Address, ev.Port = c.host, c.address, c.port
 		ev.Timeout, ev.BytesRead, ev.EndOfStream = timeout, int64(n), err == io.EOF
+		ev.Commit()
 	}
-	ev.Commit()
 	return n, err
 }
 
@@ -111,8 +111,8 @@ func (c *Conn) writeRecorded(b []byte) (int, error) {
 	if ev.ShouldCommit() {
 		ev.Host, ev.Address, ev.Port = c.host, c.address, c.port
 		ev.BytesWritten = int64(n)
+		ev.Commit()
 	}
-	ev.Commit()
 	return n, err
 }
 

@@ -44,16 +44,19 @@ type fileForce struct {
 }
 
 // The JDK records these with stack traces, above a threshold of 20 ms in
-// its default settings (the recorder's presets say the same).
+// its default settings (the recorder's presets say the same). The types
+// are held by value: the address of a variable is never nil, so the
+// compiler drops Enabled's nil check and the disabled path of a wrapped
+// call is one load and one branch.
 var (
-	socketReadType = event.Define[socketRead](event.Info{Name: "jdk.SocketRead", Label: "Socket Read",
+	socketReadType = *event.Define[socketRead](event.Info{Name: "jdk.SocketRead", Label: "Socket Read",
 		Category: []string{"Java Application"}, StackTrace: true})
-	socketWriteType = event.Define[socketWrite](event.Info{Name: "jdk.SocketWrite", Label: "Socket Write",
+	socketWriteType = *event.Define[socketWrite](event.Info{Name: "jdk.SocketWrite", Label: "Socket Write",
 		Category: []string{"Java Application"}, StackTrace: true})
-	fileReadType = event.Define[fileRead](event.Info{Name: "jdk.FileRead", Label: "File Read",
+	fileReadType = *event.Define[fileRead](event.Info{Name: "jdk.FileRead", Label: "File Read",
 		Category: []string{"Java Application"}, StackTrace: true})
-	fileWriteType = event.Define[fileWrite](event.Info{Name: "jdk.FileWrite", Label: "File Write",
+	fileWriteType = *event.Define[fileWrite](event.Info{Name: "jdk.FileWrite", Label: "File Write",
 		Category: []string{"Java Application"}, StackTrace: true})
-	fileForceType = event.Define[fileForce](event.Info{Name: "jdk.FileForce", Label: "File Force",
+	fileForceType = *event.Define[fileForce](event.Info{Name: "jdk.FileForce", Label: "File Force",
 		Category: []string{"Java Application"}, StackTrace: true})
 )

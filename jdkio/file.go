@@ -82,8 +82,8 @@ func (f *File) readRecorded(b []byte, off int64) (n int, err error) {
 	}
 	if ev.ShouldCommit() {
 		ev.Path, ev.BytesRead, ev.EndOfFile = f.path, int64(n), err == io.EOF
+		ev.Commit()
 	}
-	ev.Commit()
 	return n, err
 }
 
@@ -122,8 +122,8 @@ func (f *File) writeRecorded(b []byte, off int64) (n int, err error) {
 	}
 	if ev.ShouldCommit() {
 		ev.Path, ev.BytesWritten = f.path, int64(n)
+		ev.Commit()
 	}
-	ev.Commit()
 	return n, err
 }
 
@@ -139,7 +139,7 @@ func (f *File) Sync() error {
 	err := f.f.Sync()
 	if ev.ShouldCommit() {
 		ev.Path, ev.MetaData = f.path, true
+		ev.Commit()
 	}
-	ev.Commit()
 	return err
 }
