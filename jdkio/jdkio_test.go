@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,7 @@ func record(t *testing.T, s recorder.Settings, fn func()) string {
 // ioEvent is an I/O event as our reader reads it back.
 type ioEvent struct {
 	typ      string
+	start    time.Time
 	duration time.Duration
 	thread   int64 // the goroutine id (javaThreadId)
 	frames   int
@@ -81,7 +83,7 @@ func readEvents(t *testing.T, path string) []ioEvent {
 		if !strings.HasPrefix(ev.Type.Name, "jdk.Socket") && !strings.HasPrefix(ev.Type.Name, "jdk.File") {
 			continue
 		}
-		e := ioEvent{typ: ev.Type.Name, duration: ev.Duration(), fields: map[string]any{}}
+		e := ioEvent{typ: ev.Type.Name, start: ev.StartTime(), duration: ev.Duration(), fields: map[string]any{}}
 		th, _ := ev.Field("eventThread")
 		id, _ := th.Field("javaThreadId")
 		e.thread = id.Int()
@@ -102,6 +104,8 @@ func readEvents(t *testing.T, path string) []ioEvent {
 		}
 		out = append(out, e)
 	}
+	// In the order they began: a file holds them by buffer.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].start.Before(out[j].start) })
 	return out
 }
 
