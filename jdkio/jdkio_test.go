@@ -564,3 +564,48 @@ type nopConn struct{ net.Conn }
 func (nopConn) Read(b []byte) (int, error)  { return len(b), nil }
 func (nopConn) Write(b []byte) (int, error) { return len(b), nil }
 func (nopConn) RemoteAddr() net.Addr        { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9} }
+
+// TestStackTraceSetting: a type's stackTrace setting turns its stack
+// traces off.
+func TestStackTraceSetting(t *testing.T) {
+	s := allSettings(t)
+	s["jdk.FileWrite"] = recorder.Setting{Threshold: recorder.Duration(0), StackTrace: recorder.Bool(false)}
+	name := filepath.Join(t.TempDir(), "f")
+	path := record(t, s, func() {
+		f, err := Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("x"))
+		f.Sync()
+		f.Close()
+	})
+	evs := readEvents(t, path)
+	if len(evs) != 2 {
+		t.Fatalf("%d events, want a write and a force", len(evs))
+	}
+	for _, e := range evs {
+		if (e.frames > 0) != (e.typ == "jdk.FileForce") {
+			t.Errorf("%s: %d frames", e.typ, e.frames)
+		}
+	}
+}
+
+// TestExpiredDeadline: a read that fails at once on a deadline already
+// past is recorded as the JDK records a failed read: no bytes, and the
+// smallest timeout the field can say, not 0 (none).
+func TestExpiredDeadline(t *testing.T) {
+	a, b := tcpPair(t)
+	defer a.Close()
+	defer b.Close()
+	path := record(t, allSettings(t), func() {
+		a.SetReadDeadline(time.Now().Add(-time.Second))
+		if _, err := a.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read past the deadline: %v", err)
+		}
+	})
+	evs := readEvents(t, path)
+	if len(evs) != 1 || evs[0].fields["bytesRead"] != int64(0) || evs[0].fields["timeout"] != int64(1) || evs[0].fields["endOfStream"] != false {
+		t.Errorf("events %v, want one read of 0 bytes with a timeout of 1 ms", evs)
+	}
+}
