@@ -19,8 +19,9 @@
 // setting (jdk.SocketRead#threshold=0 records every read). Its thread is
 // the goroutine, and its stack trace, when the type's stackTrace setting
 // is on (by default, as the JDK's), starts in the wrapper's method. While
-// no recording enables a type, a wrapped call costs one predictable
-// branch more than the call it wraps and allocates nothing.
+// no recording enables a type, a wrapped call costs what any wrapper
+// costs (a call more) and one predictable branch; recorded or not, it
+// allocates nothing.
 //
 // What the events say is what happened on the wrapped object:
 //
