@@ -96,11 +96,7 @@ func (cb *chunkBuilder) metadata() error {
 	}
 	b := jfr.NewMetadataBuilder()
 	for _, d := range types {
-		et := eventType(d)
-		if declarable(d) != nil {
-			et = placeholder(d) // see declare.go
-		}
-		id, err := b.AddEvent(et)
+		id, err := declare(b, d)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/spec"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -35,6 +36,45 @@ func placeholder(d *batch.Desc) jfr.EventType {
 		Description: "An event type that could not be declared: " + d.Name}
 }
 
+// declare adds the declaration of event type d to b: a placeholder if d
+// cannot be declared; the JDK's layout if d has a JDK name (package
+// jdkio's events, written through the event API, whose struct tags cannot
+// say all the JDK's annotations); else the one its definition gives.
+func declare(b *jfr.MetadataBuilder, d *batch.Desc) (int64, error) {
+	switch {
+	case declarable(d) != nil:
+		return b.AddEvent(placeholder(d))
+	case spec.JDKEvent(d.Name) != nil:
+		return b.AddJDKEvent(d.Name)
+	}
+	return b.AddEvent(eventType(d))
+}
+
+// checkJDKLayout returns an error unless event type d, named as a JDK event
+// type, has that type's layout: timed as it is, and the same fields, by
+// name and type, in the same order.
+func checkJDKLayout(d *batch.Desc, jdk *spec.Type) error {
+	implicit := spec.EventFields(d.Timed, true, true)
+	if len(jdk.Fields) < len(implicit) || (jdk.Fields[1].Name == spec.FieldDuration) != d.Timed {
+		return fmt.Errorf("the JDK type has not the implicit fields of a timed=%t event", d.Timed)
+	}
+	for i, f := range implicit {
+		if jdk.Fields[i].Name != f.Name {
+			return fmt.Errorf("the JDK type has no %s field", f.Name)
+		}
+	}
+	want := jdk.Fields[len(implicit):]
+	if len(want) != len(d.Fields) {
+		return fmt.Errorf("%d fields, the JDK type has %d after the implicit ones", len(d.Fields), len(want))
+	}
+	for i, f := range d.Fields {
+		if f.Name != want[i].Name || kindTypes[f.Kind] != want[i].Type {
+			return fmt.Errorf("field %d is %s %s, the JDK type has %s %s", i, kindTypes[f.Kind], f.Name, want[i].Type, want[i].Name)
+		}
+	}
+	return nil
+}
+
 var declared sync.Map // *batch.Desc -> error (nil for a declarable type)
 
 // declarable returns why d cannot be declared, or nil. It checks each
@@ -51,12 +91,21 @@ func declarable(d *batch.Desc) error {
 			err = fmt.Errorf("field name %q is not a Java identifier", f.Name)
 		}
 	}
-	if err == nil && slices.Contains(rawTypeNames, d.Name) {
+	if err == nil && (slices.Contains(rawTypeNames, d.Name) || slices.Contains(declaredTypes, d.Name)) {
 		err = errors.New("the recorder writes a type of this name")
+	}
+	jdk := spec.JDKEvent(d.Name)
+	if err == nil && jdk != nil {
+		err = checkJDKLayout(d, jdk)
 	}
 	if err == nil {
 		b := jfr.NewMetadataBuilder()
-		if _, err = b.AddEvent(eventType(d)); err == nil {
+		if jdk != nil {
+			_, err = b.AddJDKEvent(d.Name)
+		} else {
+			_, err = b.AddEvent(eventType(d))
+		}
+		if err == nil {
 			_, err = b.Build()
 		}
 	}

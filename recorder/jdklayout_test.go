@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/flightrec/flightrec/jfr"
+	// Package jdkio's events, written through the event API in the JDK's
+	// layouts, are declared only in programs that import it.
+	_ "github.com/flightrec/flightrec/jdkio"
 )
 
 // jdk17Metadata returns the metadata of a recording made by OpenJDK 17.

@@ -48,12 +48,21 @@ func Preset(name string) (Settings, error) {
 			"jdk.ActiveRecording":      {Enabled: Bool(true)},
 			"jdk.ActiveSetting":        {Enabled: Bool(true)},
 			"jdk.DataLoss":             {Enabled: Bool(true)},
+			// Package jdkio's events, with the thresholds of the JDK's default.jfc.
+			"jdk.SocketRead":  {Threshold: Duration(20 * time.Millisecond)},
+			"jdk.SocketWrite": {Threshold: Duration(20 * time.Millisecond)},
+			"jdk.FileRead":    {Threshold: Duration(20 * time.Millisecond)},
+			"jdk.FileWrite":   {Threshold: Duration(20 * time.Millisecond)},
+			"jdk.FileForce":   {Threshold: Duration(20 * time.Millisecond)},
 		}, nil
 	case "profile":
 		s, _ := Preset("default")
 		s["jdk.ExecutionSample"] = Setting{Enabled: Bool(true), Period: Duration(10 * time.Millisecond)}
 		s["go.RuntimeMetric"] = Setting{Enabled: Bool(true), Period: Duration(500 * time.Millisecond)}
 		s["*"] = Setting{StackTrace: Bool(true)}
+		for _, n := range []string{"jdk.SocketRead", "jdk.SocketWrite", "jdk.FileRead", "jdk.FileWrite", "jdk.FileForce"} {
+			s[n] = Setting{Threshold: Duration(10 * time.Millisecond)} // the JDK's profile.jfc
+		}
 		return s, nil
 	}
 	return nil, fmt.Errorf("recorder: unknown preset %q (want default or profile)", name)
