@@ -456,8 +456,9 @@ func TestCompositeArgs(t *testing.T) {
 		if ok.Param.Kind() != "bool" || ok.Bool != (i%2 == 0) {
 			t.Fatalf("ok = %v (i=%d)", ok, i)
 		}
-		if f.Missing == "" || f.String() != "?" {
-			t.Fatalf("float argument: %+v", f)
+		if f.Missing == "" || f.String() != "<unavailable: float registers are not readable from eBPF>" ||
+			f.JSON() != "unavailable: float registers are not readable from eBPF" {
+			t.Fatalf("float argument: %+v renders as %s and %v", f, f, f.JSON())
 		}
 		r0, r1 := c.Results[0], c.Results[1]
 		want := i - 2 + i%4
