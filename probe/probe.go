@@ -51,6 +51,10 @@ type Options struct {
 // kernel has uprobe_multi links, so tests cover both.
 var singleUprobes bool
 
+// noopPrograms makes sessions place programs that do nothing, so the
+// benchmark measures the floor under the real programs at the same sites.
+var noopPrograms bool
+
 // Errors a session may wrap.
 var (
 	ErrUnknownFunc = errors.New("unknown function")
@@ -344,6 +348,9 @@ func (s *Session) place() error {
 // programs loads the entry program of spec and, for a call probe, its
 // return program.
 func (s *Session) programs(spec *bpf.ProbeSpec) (entry, ret *ebpf.Program, err error) {
+	if noopPrograms {
+		return s.noopPrograms(spec)
+	}
 	entry, err = s.bpf.EntryProgram(spec)
 	if err != nil {
 		return nil, nil, err
@@ -357,6 +364,20 @@ func (s *Session) programs(spec *bpf.ProbeSpec) (entry, ret *ebpf.Program, err e
 		s.progs = append(s.progs, ret)
 	}
 	s.progs = append(s.progs, entry)
+	return entry, ret, nil
+}
+
+func (s *Session) noopPrograms(spec *bpf.ProbeSpec) (entry, ret *ebpf.Program, err error) {
+	if entry, err = s.bpf.NoopProgram(fmt.Sprintf("fr_noop_%d", spec.ID)); err != nil {
+		return nil, nil, err
+	}
+	s.progs = append(s.progs, entry)
+	if spec.Call {
+		if ret, err = s.bpf.NoopProgram(fmt.Sprintf("fr_noopret_%d", spec.ID)); err != nil {
+			return nil, nil, err
+		}
+		s.progs = append(s.progs, ret)
+	}
 	return entry, ret, nil
 }
 

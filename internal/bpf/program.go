@@ -449,6 +449,13 @@ func submit(next string) asm.Instructions {
 	}
 }
 
+// NoopProgram returns a program that only returns. Placed where a probe
+// goes, it measures what the uprobe costs before any program work: the
+// trap, the emulated or single-stepped instruction, the dispatch.
+func (s *Session) NoopProgram(name string) (*ebpf.Program, error) {
+	return s.load(name, asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()})
+}
+
 func (s *Session) load(name string, insns asm.Instructions) (*ebpf.Program, error) {
 	spec := &ebpf.ProgramSpec{
 		Name:         name,
