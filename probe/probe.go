@@ -307,6 +307,11 @@ func (s *Session) place() error {
 	if err != nil {
 		return fmt.Errorf("opening %s for uprobes: %w", s.Binary.Path, err)
 	}
+	if !noopPrograms {
+		if err := s.cacheGoids(ex); err != nil {
+			return err
+		}
+	}
 	for _, p := range s.Probes {
 		spec := &bpf.ProbeSpec{ID: p.ID, Call: p.Call, Emit: s.opts.Records || s.opts.Args || s.opts.Stack, Sample: s.opts.Sample}
 		for _, prm := range p.Params {
@@ -342,6 +347,38 @@ func (s *Session) place() error {
 			}
 		}
 	}
+	return nil
+}
+
+// cacheGoids turns on the programs' goroutine id cache by placing the
+// program that forgets a g where the runtime frees it for reuse:
+// runtime.gdestroy (Go 1.22 on: goroutine and coroutine exits) or, in a
+// runtime without coroutines (Go 1.21), runtime.goexit0. It costs the
+// target one uprobe hit per goroutine exit; without a place for it, each
+// hit reads the id from g instead.
+func (s *Session) cacheGoids(ex *link.Executable) error {
+	fn, ok := s.Binary.Func("runtime.gdestroy")
+	if !ok {
+		if _, coro := s.Binary.Func("runtime.coroswitch_m"); coro {
+			return nil // gdestroy inlined: goexit0 would miss coroutine exits
+		}
+		if fn, ok = s.Binary.Func("runtime.goexit0"); !ok {
+			return nil
+		}
+	}
+	sites, err := s.Binary.Sites(fn)
+	if err != nil {
+		return nil
+	}
+	prog, err := s.bpf.GoexitProgram()
+	if err != nil {
+		return err
+	}
+	s.progs = append(s.progs, prog)
+	if err := s.uprobe(ex, prog, sites.Entry); err != nil {
+		return fmt.Errorf("%s: %w", fn.Name, err)
+	}
+	s.bpf.CacheGoids = true
 	return nil
 }
 

@@ -243,6 +243,30 @@ func TestCountsPerGoroutine(t *testing.T) {
 	}
 }
 
+// TestCountsReusedG runs goroutines one after another, each getting the g
+// its predecessor freed: the goroutine id cache must forget a g when the
+// runtime frees it (gdestroy, or goexit0 in Go 1.21), or later goroutines
+// would be counted under the first one's id.
+func TestCountsReusedG(t *testing.T) {
+	needProbes(t)
+	for _, v := range []string{"", "go1.21.13"} {
+		t.Run("build="+v, func(t *testing.T) {
+			tg := startTarget(t, buildTarget(t, v), "churn", "300", "7")
+			sums, _, s := probeRun(t, tg, Options{Funcs: []string{"main.work:entry"}})
+			if !s.bpf.CacheGoids {
+				t.Error("the goroutine id cache is off")
+			}
+			want := targetCounts(t, tg.lines)
+			if len(want) != 300 {
+				t.Fatalf("target printed %d goroutines", len(want))
+			}
+			if !equalCounts(sums[0].Goroutines, want) {
+				t.Errorf("probe counted %d calls in %d goroutines, target made them in %d", sums[0].Calls, len(sums[0].Goroutines), len(want))
+			}
+		})
+	}
+}
+
 // TestGlobs probes every linked function of two packages of the standard
 // library at once.
 func TestGlobs(t *testing.T) {
