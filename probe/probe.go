@@ -203,6 +203,11 @@ func Attach(pid int, opts Options) (*Session, error) {
 }
 
 func attach(pid int, target string, bin *gobin.Binary, opts Options) (*Session, error) {
+	if bin.Arch != "amd64" {
+		// gobin finds arm64 functions and sites, but the programs read
+		// amd64's pt_regs and register ABI.
+		return nil, fmt.Errorf("PID %d (%s): probing %s executables is not supported (only amd64)", pid, target, bin.Arch)
+	}
 	probes, err := Resolve(bin, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("PID %d (%s): %w", pid, target, err)

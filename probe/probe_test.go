@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 // buildTarget builds the target program; variant is "" (default),
-// "stripped" (-s -w), "pie" or a toolchain such as "go1.22.12".
+// "stripped" (-s -w), "pie", "arm64" or a toolchain such as "go1.22.12".
 func buildTarget(t testing.TB, variant string) string {
 	t.Helper()
 	targetMu.Lock()
@@ -56,6 +56,8 @@ func buildTarget(t testing.TB, variant string) string {
 		args = append(args, "-ldflags=-s -w")
 	case variant == "pie":
 		args = append(args, "-buildmode=pie")
+	case variant == "arm64":
+		env = append(env, "GOARCH=arm64")
 	case strings.HasPrefix(variant, "go1"):
 		env = append(env, "GOTOOLCHAIN="+variant, "GOFLAGS=-mod=mod")
 	}
@@ -264,6 +266,23 @@ func TestCountsReusedG(t *testing.T) {
 				t.Errorf("probe counted %d calls in %d goroutines, target made them in %d", sums[0].Calls, len(sums[0].Goroutines), len(want))
 			}
 		})
+	}
+}
+
+// TestArm64Refused: an arm64 executable's functions are listed, but
+// probing it fails with a clear error before anything is placed.
+func TestArm64Refused(t *testing.T) {
+	bin, err := gobin.Open(buildTarget(t, "arm64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bin.Close()
+	if fns := bin.Match("main.work"); len(fns) != 1 {
+		t.Fatalf("main.work: %d functions", len(fns))
+	}
+	_, err = attach(1, bin.Path, bin, Options{Funcs: []string{"main.work"}})
+	if err == nil || !strings.Contains(err.Error(), "probing arm64 executables is not supported (only amd64)") {
+		t.Errorf("attach: %v", err)
 	}
 }
 
