@@ -166,7 +166,23 @@ func bpftrace(b *testing.B, bt, bin string) func() {
 	}
 	time.Sleep(200 * time.Millisecond) // "Attaching" is printed just before the probes are placed
 	return func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		cmd.Wait()
+		// A SIGINT that lands before bpftrace waits for events (it
+		// attaches slowly on a busy machine) is noted but not acted on
+		// until a signal interrupts the wait: repeat it, then kill.
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		for i := 0; ; i++ {
+			cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-exited:
+				return
+			case <-time.After(2 * time.Second):
+			}
+			if i == 15 {
+				cmd.Process.Kill()
+				<-exited
+				return
+			}
+		}
 	}
 }
