@@ -23,6 +23,16 @@ const (
 	wordFloat // in an X register, which uprobe programs cannot read
 )
 
+// Why values are not captured. A uprobe program sees the task's pt_regs,
+// which hold the integer registers only; no helper or kfunc reads X0-X15,
+// and the task's saved FPU state in memory is stale while the trap runs
+// (the kernel restores user FPU registers lazily, so they are still live
+// in the CPU).
+const (
+	floatUnreadable = "float registers are not readable from eBPF"
+	passedOnStack   = "passed on the stack"
+)
+
 // word is one register-sized piece of a parameter.
 type word struct {
 	name string // field path inside the parameter ("" for a scalar)
@@ -207,7 +217,7 @@ func (p *Param) decode(regs *[bpf.NumIntRegs]uint64, strs [][]byte) Value {
 	v := Value{Param: p}
 	switch {
 	case p.OnStack:
-		v.Missing = "passed on the stack"
+		v.Missing = passedOnStack
 		return v
 	case p.isString:
 		n := regs[p.strLen]
@@ -226,7 +236,7 @@ func (p *Param) decode(regs *[bpf.NumIntRegs]uint64, strs [][]byte) Value {
 	if len(p.words) == 1 {
 		w := p.words[0]
 		if w.reg < 0 {
-			v.Missing = "float registers are not readable from a uprobe"
+			v.Missing = floatUnreadable
 			return v
 		}
 		r := regs[w.reg]
@@ -269,10 +279,12 @@ func truncate(r uint64, size int64) uint64 {
 	return r & (1<<(8*uint(size)) - 1)
 }
 
-// JSON returns the value as encoding/json renders it in a trace line.
+// JSON returns the value as encoding/json renders it in a trace line: a
+// value not captured is the string "unavailable: <why>", so it cannot be
+// taken for a real value.
 func (v Value) JSON() any {
 	if v.Missing != "" {
-		return nil
+		return "unavailable: " + v.Missing
 	}
 	switch v.Param.Kind() {
 	case "int":
@@ -289,7 +301,7 @@ func (v Value) JSON() any {
 	m := map[string]any{}
 	for i, w := range v.Param.words {
 		if w.reg < 0 {
-			m[w.name] = nil
+			m[w.name] = "unavailable: " + floatUnreadable
 			continue
 		}
 		m[w.name] = v.Words[i]
@@ -297,10 +309,11 @@ func (v Value) JSON() any {
 	return m
 }
 
-// String renders the value for a trace line.
+// String renders the value for a trace line; a value not captured is
+// <unavailable: why>.
 func (v Value) String() string {
 	if v.Missing != "" {
-		return "?"
+		return "<unavailable: " + v.Missing + ">"
 	}
 	switch v.Param.Kind() {
 	case "int":
@@ -321,7 +334,7 @@ func (v Value) String() string {
 			b.WriteString(", ")
 		}
 		if w.reg < 0 {
-			fmt.Fprintf(&b, "%s: ?", w.name)
+			fmt.Fprintf(&b, "%s: <unavailable>", w.name)
 		} else {
 			fmt.Fprintf(&b, "%s: %#x", w.name, v.Words[i])
 		}

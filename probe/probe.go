@@ -51,6 +51,10 @@ type Options struct {
 // kernel has uprobe_multi links, so tests cover both.
 var singleUprobes bool
 
+// noopPrograms makes sessions place programs that do nothing, so the
+// benchmark measures the floor under the real programs at the same sites.
+var noopPrograms bool
+
 // Errors a session may wrap.
 var (
 	ErrUnknownFunc = errors.New("unknown function")
@@ -199,6 +203,11 @@ func Attach(pid int, opts Options) (*Session, error) {
 }
 
 func attach(pid int, target string, bin *gobin.Binary, opts Options) (*Session, error) {
+	if bin.Arch != "amd64" {
+		// gobin finds arm64 functions and sites, but the programs read
+		// amd64's pt_regs and register ABI.
+		return nil, fmt.Errorf("PID %d (%s): probing %s executables is not supported (only amd64)", pid, target, bin.Arch)
+	}
 	probes, err := Resolve(bin, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("PID %d (%s): %w", pid, target, err)
@@ -303,6 +312,11 @@ func (s *Session) place() error {
 	if err != nil {
 		return fmt.Errorf("opening %s for uprobes: %w", s.Binary.Path, err)
 	}
+	if !noopPrograms {
+		if err := s.cacheGoids(ex); err != nil {
+			return err
+		}
+	}
 	for _, p := range s.Probes {
 		spec := &bpf.ProbeSpec{ID: p.ID, Call: p.Call, Emit: s.opts.Records || s.opts.Args || s.opts.Stack, Sample: s.opts.Sample}
 		for _, prm := range p.Params {
@@ -341,9 +355,44 @@ func (s *Session) place() error {
 	return nil
 }
 
+// cacheGoids turns on the programs' goroutine id cache by placing the
+// program that forgets a g where the runtime frees it for reuse:
+// runtime.gdestroy (Go 1.22 on: goroutine and coroutine exits) or, in a
+// runtime without coroutines (Go 1.21), runtime.goexit0. It costs the
+// target one uprobe hit per goroutine exit; without a place for it, each
+// hit reads the id from g instead.
+func (s *Session) cacheGoids(ex *link.Executable) error {
+	fn, ok := s.Binary.Func("runtime.gdestroy")
+	if !ok {
+		if _, coro := s.Binary.Func("runtime.coroswitch_m"); coro {
+			return nil // gdestroy inlined: goexit0 would miss coroutine exits
+		}
+		if fn, ok = s.Binary.Func("runtime.goexit0"); !ok {
+			return nil
+		}
+	}
+	sites, err := s.Binary.Sites(fn)
+	if err != nil {
+		return nil
+	}
+	prog, err := s.bpf.GoexitProgram()
+	if err != nil {
+		return err
+	}
+	s.progs = append(s.progs, prog)
+	if err := s.uprobe(ex, prog, sites.Entry); err != nil {
+		return fmt.Errorf("%s: %w", fn.Name, err)
+	}
+	s.bpf.CacheGoids = true
+	return nil
+}
+
 // programs loads the entry program of spec and, for a call probe, its
 // return program.
 func (s *Session) programs(spec *bpf.ProbeSpec) (entry, ret *ebpf.Program, err error) {
+	if noopPrograms {
+		return s.noopPrograms(spec)
+	}
 	entry, err = s.bpf.EntryProgram(spec)
 	if err != nil {
 		return nil, nil, err
@@ -357,6 +406,20 @@ func (s *Session) programs(spec *bpf.ProbeSpec) (entry, ret *ebpf.Program, err e
 		s.progs = append(s.progs, ret)
 	}
 	s.progs = append(s.progs, entry)
+	return entry, ret, nil
+}
+
+func (s *Session) noopPrograms(spec *bpf.ProbeSpec) (entry, ret *ebpf.Program, err error) {
+	if entry, err = s.bpf.NoopProgram(fmt.Sprintf("fr_noop_%d", spec.ID)); err != nil {
+		return nil, nil, err
+	}
+	s.progs = append(s.progs, entry)
+	if spec.Call {
+		if ret, err = s.bpf.NoopProgram(fmt.Sprintf("fr_noopret_%d", spec.ID)); err != nil {
+			return nil, nil, err
+		}
+		s.progs = append(s.progs, ret)
+	}
 	return entry, ret, nil
 }
 

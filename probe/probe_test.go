@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 // buildTarget builds the target program; variant is "" (default),
-// "stripped" (-s -w), "pie" or a toolchain such as "go1.22.12".
+// "stripped" (-s -w), "pie", "arm64" or a toolchain such as "go1.22.12".
 func buildTarget(t testing.TB, variant string) string {
 	t.Helper()
 	targetMu.Lock()
@@ -56,6 +56,8 @@ func buildTarget(t testing.TB, variant string) string {
 		args = append(args, "-ldflags=-s -w")
 	case variant == "pie":
 		args = append(args, "-buildmode=pie")
+	case variant == "arm64":
+		env = append(env, "GOARCH=arm64")
 	case strings.HasPrefix(variant, "go1"):
 		env = append(env, "GOTOOLCHAIN="+variant, "GOFLAGS=-mod=mod")
 	}
@@ -240,6 +242,47 @@ func TestCountsPerGoroutine(t *testing.T) {
 				t.Errorf("%d durations for %d calls, %d dropped, %d lost", s.Durations.N, s.Calls, s.Dropped, s.Lost)
 			}
 		})
+	}
+}
+
+// TestCountsReusedG runs goroutines one after another, each getting the g
+// its predecessor freed: the goroutine id cache must forget a g when the
+// runtime frees it (gdestroy, or goexit0 in Go 1.21), or later goroutines
+// would be counted under the first one's id.
+func TestCountsReusedG(t *testing.T) {
+	needProbes(t)
+	for _, v := range []string{"", "go1.21.13"} {
+		t.Run("build="+v, func(t *testing.T) {
+			tg := startTarget(t, buildTarget(t, v), "churn", "300", "7")
+			sums, _, s := probeRun(t, tg, Options{Funcs: []string{"main.work:entry"}})
+			if !s.bpf.CacheGoids {
+				t.Error("the goroutine id cache is off")
+			}
+			want := targetCounts(t, tg.lines)
+			if len(want) != 300 {
+				t.Fatalf("target printed %d goroutines", len(want))
+			}
+			if !equalCounts(sums[0].Goroutines, want) {
+				t.Errorf("probe counted %d calls in %d goroutines, target made them in %d", sums[0].Calls, len(sums[0].Goroutines), len(want))
+			}
+		})
+	}
+}
+
+// TestArm64Refused: an arm64 executable's functions are listed, but
+// probing it fails with a clear error before anything is placed.
+func TestArm64Refused(t *testing.T) {
+	bin, err := gobin.Open(buildTarget(t, "arm64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bin.Close()
+	if fns := bin.Match("main.work"); len(fns) != 1 {
+		t.Fatalf("main.work: %d functions", len(fns))
+	}
+	_, err = attach(1, bin.Path, bin, Options{Funcs: []string{"main.work"}})
+	if err == nil || !strings.Contains(err.Error(), "probing arm64 executables is not supported (only amd64)") {
+		t.Errorf("attach: %v", err)
 	}
 }
 
@@ -456,8 +499,9 @@ func TestCompositeArgs(t *testing.T) {
 		if ok.Param.Kind() != "bool" || ok.Bool != (i%2 == 0) {
 			t.Fatalf("ok = %v (i=%d)", ok, i)
 		}
-		if f.Missing == "" || f.String() != "?" {
-			t.Fatalf("float argument: %+v", f)
+		if f.Missing == "" || f.String() != "<unavailable: float registers are not readable from eBPF>" ||
+			f.JSON() != "unavailable: float registers are not readable from eBPF" {
+			t.Fatalf("float argument: %+v renders as %s and %v", f, f, f.JSON())
 		}
 		r0, r1 := c.Results[0], c.Results[1]
 		want := i - 2 + i%4

@@ -4,7 +4,8 @@
 // An entry program runs at a function's first instruction after its
 // stack-bound check; a return program runs at each of its RET
 // instructions. Both find the goroutine from R14 (runtime.g on amd64): its
-// id at offsetof(g, goid) and its stack top g.stack.hi. Calls are counted
+// id at offsetof(g, goid), cached per g while the goroutine lives (see
+// Session.Goids), and its stack top g.stack.hi. Calls are counted
 // per (probe, goroutine) in a hash map, exactly, whether or not their
 // records fit in the ring buffer. A call probe pairs an entry with its
 // return by (probe, goroutine, g.stack.hi - SP): the distance from the

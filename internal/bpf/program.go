@@ -48,6 +48,13 @@ type Session struct {
 	Scratch  *ebpf.Map // per-CPU staging for a pending value
 	StatsMap *ebpf.Map // probe -> Stats
 	Events   *ebpf.Map // ring buffer
+	// Goids caches each live goroutine's id by the address of its g:
+	// reading the id from the target's memory (bpf_probe_read_user) was
+	// most of a count probe's own cost. The cache is only correct while
+	// GoexitProgram runs wherever the runtime frees a g for reuse, so
+	// programs use it only once CacheGoids is set.
+	Goids      *ebpf.Map // g address u64 -> goid u64
+	CacheGoids bool
 
 	labels int // makes jump labels unique
 	// Multi loads the programs for uprobe_multi links (Linux 6.6+), which
@@ -82,6 +89,7 @@ func NewSession(layout Layout, goidOff uint64, probes int, ringSize int) (*Sessi
 	s.Scratch = mk(&ebpf.MapSpec{Name: "fr_scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(pendingSize + layout.StrSlots*layout.StrLen), MaxEntries: 1})
 	s.StatsMap = mk(&ebpf.MapSpec{Name: "fr_stats", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: uint32(max(probes, 1))})
 	s.Events = mk(&ebpf.MapSpec{Name: "fr_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)})
+	s.Goids = mk(&ebpf.MapSpec{Name: "fr_goids", Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: MaxGoroutineKeys})
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -91,7 +99,7 @@ func NewSession(layout Layout, goidOff uint64, probes int, ringSize int) (*Sessi
 
 // Close releases the maps.
 func (s *Session) Close() {
-	for _, m := range []*ebpf.Map{s.Counts, s.Pending, s.Scratch, s.StatsMap, s.Events} {
+	for _, m := range []*ebpf.Map{s.Counts, s.Pending, s.Scratch, s.StatsMap, s.Events, s.Goids} {
 		if m != nil {
 			m.Close()
 		}
@@ -107,6 +115,7 @@ const (
 	fpPendKey = -64 // {goid, depth, probe u64}
 	fpZero    = -68 // u32 0 (scratch key)
 	fpStatIdx = -72 // u32 probe id
+	fpG       = -80 // u64 g address (goid cache key)
 )
 
 // EntryProgram returns the program for p's entry probe.
@@ -170,13 +179,14 @@ func (s *Session) ReturnProgram(p *ProbeSpec) (*ebpf.Program, error) {
 		asm.Mov.Reg(asm.R9, asm.R0),
 	)
 	insns = append(insns, s.reserve(p, "delete")...)
-	// Copy the entry's part of the record, then complete it.
-	insns = append(insns,
-		asm.Mov.Reg(asm.R1, asm.R8),
-		asm.Mov.Imm(asm.R2, pendingSize),
-		asm.Mov.Reg(asm.R3, asm.R9),
-		asm.FnProbeReadKernel.Call(),
-	)
+	// Copy the entry's part of the record, word by word (cheaper than a
+	// helper call), then complete it.
+	for off := int16(0); off < pendingSize; off += 8 {
+		insns = append(insns,
+			asm.LoadMem(asm.R1, asm.R9, off, asm.DWord),
+			asm.StoreMem(asm.R8, off, asm.R1, asm.DWord),
+		)
+	}
 	// The pending value keeps the strings right after the prefix; the record
 	// has the results in between.
 	if n := s.Layout.StrSlots * s.Layout.StrLen; n > 0 {
@@ -220,11 +230,27 @@ func (s *Session) ReturnProgram(p *ProbeSpec) (*ebpf.Program, error) {
 	return s.load(fmt.Sprintf("fr_ret_%d", p.ID), insns)
 }
 
-// prologue keeps ctx in R6, g in R7 and reads the goroutine id to fpGoid.
+// prologue keeps ctx in R6, g in R7 and puts the goroutine id at fpGoid:
+// from the goid cache when it is on, else read from g.
 func (s *Session) prologue(p *ProbeSpec, fail string) asm.Instructions {
-	return asm.Instructions{
+	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		asm.LoadMem(asm.R7, asm.R6, ptRegsR14, asm.DWord),
+	}
+	if s.CacheGoids {
+		insns = append(insns,
+			asm.StoreMem(asm.R10, fpG, asm.R7, asm.DWord),
+			asm.LoadMapPtr(asm.R1, s.Goids.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, fpG),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "goid_read"),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.StoreMem(asm.R10, fpGoid, asm.R1, asm.DWord),
+			asm.Ja.Label("goid_known"),
+		)
+	}
+	read := asm.Instructions{
 		asm.Mov.Reg(asm.R1, asm.R10),
 		asm.Add.Imm(asm.R1, fpGoid),
 		asm.Mov.Imm(asm.R2, 8),
@@ -232,8 +258,43 @@ func (s *Session) prologue(p *ProbeSpec, fail string) asm.Instructions {
 		asm.Add.Imm(asm.R3, int32(s.GoidOff)),
 		asm.FnProbeReadUser.Call(),
 		asm.JNE.Imm(asm.R0, 0, fail),
-		asm.StoreImm(asm.R10, fpStatIdx, int64(p.ID), asm.Word),
 	}
+	if s.CacheGoids {
+		read[0] = read[0].WithSymbol("goid_read")
+		// A full cache (64 Ki goroutines) only means reading the id again.
+		read = append(read,
+			asm.LoadMapPtr(asm.R1, s.Goids.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, fpG),
+			asm.Mov.Reg(asm.R3, asm.R10),
+			asm.Add.Imm(asm.R3, fpGoid),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnMapUpdateElem.Call(),
+		)
+	}
+	insns = append(insns, read...)
+	stat := asm.StoreImm(asm.R10, fpStatIdx, int64(p.ID), asm.Word)
+	if s.CacheGoids {
+		stat = stat.WithSymbol("goid_known")
+	}
+	return append(insns, stat)
+}
+
+// GoexitProgram returns the program that keeps the goid cache right: it
+// goes where the runtime frees a g (runtime.gdestroy, or goexit0 before
+// Go 1.22), whose first argument (RAX) is the g, and forgets that g, so
+// the goroutine that gets it next has its own id read.
+func (s *Session) GoexitProgram() (*ebpf.Program, error) {
+	return s.load("fr_goexit", asm.Instructions{
+		asm.LoadMem(asm.R1, asm.R1, intRegOffsets[0], asm.DWord),
+		asm.StoreMem(asm.R10, fpG, asm.R1, asm.DWord),
+		asm.LoadMapPtr(asm.R1, s.Goids.FD()),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, fpG),
+		asm.FnMapDeleteElem.Call(),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	})
 }
 
 // count adds one to the (probe, goroutine) counter.
@@ -248,8 +309,11 @@ func (s *Session) count(p *ProbeSpec) asm.Instructions {
 		asm.Add.Imm(asm.R2, fpCntKey),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, "newgoid"),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.AddAtomic.Mem(asm.R0, asm.R1, asm.DWord, 0),
+		// A plain add: only the goroutine of the key counts into it, and
+		// it runs on one thread at a time.
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
 		asm.Ja.Label("counted"),
 		asm.Mov.Imm(asm.R1, 1).WithSymbol("newgoid"),
 		asm.StoreMem(asm.R10, fpOne, asm.R1, asm.DWord),
@@ -326,8 +390,13 @@ func (s *Session) fillEntry(p *ProbeSpec) asm.Instructions {
 	return append(insns, s.caller()...)
 }
 
-// caller stores *SP, the return address, at offCaller of R8.
+// caller stores *SP, the return address, at offCaller of R8. Only stacks
+// use it, and reading the target's memory costs as much as the rest of a
+// count probe, so without stacks it stores 0.
 func (s *Session) caller() asm.Instructions {
+	if s.Layout.StackDepth == 0 {
+		return asm.Instructions{asm.Mov.Imm(asm.R1, 0), asm.StoreMem(asm.R8, offCaller, asm.R1, asm.DWord)}
+	}
 	return asm.Instructions{
 		asm.Mov.Reg(asm.R1, asm.R8),
 		asm.Add.Imm(asm.R1, offCaller),
@@ -447,6 +516,13 @@ func submit(next string) asm.Instructions {
 		asm.FnRingbufSubmit.Call(),
 		asm.Ja.Label(next),
 	}
+}
+
+// NoopProgram returns a program that only returns. Placed where a probe
+// goes, it measures what the uprobe costs before any program work: the
+// trap, the emulated or single-stepped instruction, the dispatch.
+func (s *Session) NoopProgram(name string) (*ebpf.Program, error) {
+	return s.load(name, asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()})
 }
 
 func (s *Session) load(name string, insns asm.Instructions) (*ebpf.Program, error) {

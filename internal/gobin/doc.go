@@ -6,5 +6,7 @@
 // morestack is counted once), the offset of runtime.g.goid, and, where
 // DWARF is present, parameter names and types and inlining.
 //
-// Only linux/amd64 executables are supported.
+// Linux executables for amd64 and arm64 are read (on arm64: functions, RETs
+// and the stack check, found with golang.org/x/arch's arm64 decoder); the
+// probe package places probes on amd64 ones only.
 package gobin

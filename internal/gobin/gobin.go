@@ -24,6 +24,7 @@ type Func struct {
 // Binary is an opened Go executable.
 type Binary struct {
 	Path      string
+	Arch      string // GOARCH: "amd64" or "arm64"
 	GoVersion string // from the build info, e.g. "go1.26.8"; "" if absent
 	PIE       bool
 	Funcs     []Func // sorted by name
@@ -50,10 +51,11 @@ func Open(path string) (*Binary, error) {
 }
 
 func load(path string, f *elf.File) (*Binary, error) {
-	if f.Machine != elf.EM_X86_64 {
-		return nil, fmt.Errorf("unsupported architecture %v (only amd64)", f.Machine)
+	arch := map[elf.Machine]string{elf.EM_X86_64: "amd64", elf.EM_AARCH64: "arm64"}[f.Machine]
+	if arch == "" {
+		return nil, fmt.Errorf("unsupported architecture %v (only amd64 and arm64)", f.Machine)
 	}
-	b := &Binary{Path: path, elf: f, PIE: f.Type == elf.ET_DYN, byName: map[string]*Func{}, elided: map[string][]*Func{}}
+	b := &Binary{Path: path, Arch: arch, elf: f, PIE: f.Type == elf.ET_DYN, byName: map[string]*Func{}, elided: map[string][]*Func{}}
 	if bi, err := buildinfo.ReadFile(path); err == nil {
 		b.GoVersion = bi.GoVersion
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -43,8 +44,15 @@ func main() { println(bigFrame(3)+leaf(1)+Sum(1, 2), Sum(1.5, 2.5)) }
 `
 
 // build compiles prog with the given toolchain ("" for the current one)
-// and extra flags.
+// and extra flags, for linux/amd64.
 func build(t *testing.T, toolchain string, flags ...string) string {
+	t.Helper()
+	return buildArch(t, "amd64", toolchain, flags...)
+}
+
+// buildArch builds prog for linux/goarch, whatever the test runs on (the
+// arm64 tests also run under qemu-user).
+func buildArch(t *testing.T, goarch, toolchain string, flags ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte(prog), 0o644)
@@ -52,7 +60,7 @@ func build(t *testing.T, toolchain string, flags ...string) string {
 	out := filepath.Join(dir, "p")
 	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, flags...), ".")...)
 	cmd.Dir = dir
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch)
 	if toolchain != "" {
 		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+toolchain)
 	}
@@ -137,6 +145,60 @@ func TestSites(t *testing.T) {
 			}
 			for _, r := range s.Returns {
 				if at(r).Op != x86asm.RET {
+					t.Errorf("%v %s: return probe on %v", flags, name, at(r))
+				}
+			}
+			off, err := b.FileOffset(s.Entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, _ := os.ReadFile(b.Path)
+			if string(file[off:off+4]) != string(code[s.Entry-fn.Entry:][:4]) {
+				t.Errorf("%v %s: file offset %#x does not hold the code", flags, name, off)
+			}
+		}
+	}
+}
+
+// TestSitesArm64 finds the probe sites of arm64 executables: every RET,
+// and the instruction after the stack check (LDR 16(X28); CMP; B.LS).
+func TestSitesArm64(t *testing.T) {
+	for _, flags := range [][]string{nil, {"-ldflags=-s -w"}, {"-buildmode=pie"}} {
+		b := open(t, buildArch(t, "arm64", "", flags...))
+		if b.Arch != "arm64" {
+			t.Fatalf("%v: arch %q", flags, b.Arch)
+		}
+		for name, rets := range map[string]int{"main.twoReturns": 2, "main.bigFrame": 1, "main.leaf": 1} {
+			fn, ok := b.Func(name)
+			if !ok {
+				t.Fatalf("%v: no %s", flags, name)
+			}
+			s, err := b.Sites(fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, _ := b.Code(fn)
+			at := func(addr uint64) arm64asm.Inst {
+				inst, err := arm64asm.Decode(code[addr-fn.Entry:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				return inst
+			}
+			if name != "main.bigFrame" {
+				if s.Entry != fn.Entry {
+					t.Errorf("%v %s: entry probe at +%d, want +0 (no stack check)", flags, name, s.Entry-fn.Entry)
+				}
+			} else if s.Entry == fn.Entry {
+				t.Errorf("%v %s: entry probe at +0, want the instruction after the stack check", flags, name)
+			} else if prev := at(s.Entry - 4); prev.Op != arm64asm.B || prev.Args[0].String() != "LS" {
+				t.Errorf("%v %s: entry probe at +%d after %v, want the instruction after the check's B.LS", flags, name, s.Entry-fn.Entry, prev)
+			}
+			if len(s.Returns) != rets {
+				t.Errorf("%v %s: %d RETs, want %d", flags, name, len(s.Returns), rets)
+			}
+			for _, r := range s.Returns {
+				if at(r).Op != arm64asm.RET {
 					t.Errorf("%v %s: return probe on %v", flags, name, at(r))
 				}
 			}

@@ -125,6 +125,24 @@ func main() {
 		}
 		wg.Wait()
 		fmt.Printf("calls %d sum %d\n", g*n, sum)
+	case "churn": // churn G N: G goroutines one after another (each reuses the last one's g) call work 1 to N times
+		g, _ := strconv.Atoi(os.Args[2])
+		n, _ := strconv.Atoi(os.Args[3])
+		total := 0
+		for i := 0; i < g; i++ {
+			calls := 1 + i%n
+			done := make(chan struct{})
+			go func() {
+				for j := 0; j < calls; j++ {
+					work(j, "abc")
+				}
+				fmt.Printf("goroutine %d calls %d\n", goid(), calls)
+				close(done)
+			}()
+			<-done
+			total += calls
+		}
+		fmt.Printf("calls %d\n", total)
 	case "grow": // grow G D: G goroutines recurse D deep through stack growth
 		g, _ := strconv.Atoi(os.Args[2])
 		d, _ := strconv.Atoi(os.Args[3])
