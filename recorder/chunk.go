@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,11 +64,13 @@ type chunkBuilder struct {
 
 	// namesVersion is batch.NamesVersion when threads was filled.
 	namesVersion uint64
+	// steps pins the encoding of a flush's constants (steps.go).
+	steps *steps
 }
 
 func newChunkBuilder(ss *session) *chunkBuilder {
 	return &chunkBuilder{ss: ss, symCache: make(map[uintptr][]frameInfo), mdVersion: ^uint64(0),
-		keys: map[string]uint64{}, threads: map[uint64][2]string{}}
+		keys: map[string]uint64{}, threads: map[uint64][2]string{}, steps: newSteps()}
 }
 
 // kindTypes declares uint16 and uint32 fields one size up: their varints
@@ -129,6 +132,7 @@ type pools struct {
 	nextKey *uint64           // the last key handed out
 	added   map[string]bool   // in this chunk
 	threads map[uint64][2]string
+	steps   *steps
 	err     error
 }
 
@@ -206,11 +210,12 @@ func (p *pools) thread(g uint64) {
 		if len(p.threads) >= maxThreadNames {
 			clear(p.threads)
 		}
-		info[0], info[1] = goroutineThread(g)
+		info[0], info[1] = p.steps.lookupName(g)
 		p.threads[g] = info
 	}
 	name, labels := info[0], info[1]
-	os := fmt.Sprintf("goroutine %d", g)
+	// Not fmt, which may lock a mutex: the caller may be pinned.
+	os := "goroutine " + strconv.FormatUint(g, 10)
 	if name == "" {
 		name = os
 	}
@@ -356,6 +361,19 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		deliver(segment{header: cb.w.Header(), closed: true})
 		cb.chunk.open = false
 	}
+	if v := batch.NamesVersion(); v != cb.namesVersion {
+		// A goroutine was named since: look the names up again. A
+		// thread already in this chunk keeps its constant (a key has
+		// one value in a chunk), so the new name shows from the next.
+		clear(cb.threads)
+		cb.namesVersion = v
+	}
+	// The rest but the recorder's own events and delivery is pinned, in
+	// steps (steps.go): the gathered records' constants are most of a
+	// flush's work.
+	st := cb.steps
+	st.begin()
+	defer st.end()
 	if cb.w == nil {
 		cb.w = jfr.NewWriter(&cb.out, &jfr.WriterOptions{TicksPerSecond: ss.tps, StartNanos: ss.anchor.UnixNanos, StartTicks: ss.anchor.Ticks})
 	}
@@ -371,15 +389,8 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		}
 		ch.reset(in.start)
 	}
-	if v := batch.NamesVersion(); v != cb.namesVersion {
-		// A goroutine was named since: look the names up again. A
-		// thread already in this chunk keeps its constant (a key has
-		// one value in a chunk), so the new name shows from the next.
-		clear(cb.threads)
-		cb.namesVersion = v
-	}
 	p := &pools{w: w, c: map[string]*jfr.Class{}, keys: cb.keys, nextKey: &cb.nextKey, added: ch.added,
-		threads: cb.threads}
+		threads: cb.threads, steps: cb.steps}
 	for _, n := range []string{spec.String, spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol,
 		spec.Package, spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState} {
 		p.c[n] = cb.md.ClassByName(n)
@@ -397,18 +408,21 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 	}
 	for _, k := range in.recs.strs {
 		if isNew(ch.strs, k) {
-			p.add(spec.String, k, jfr.StringValue(batch.Interned(k)))
+			p.add(spec.String, k, jfr.StringValue(st.interned(k)))
 		}
+		st.point()
 	}
 	for _, pc := range in.recs.funcs { // Func ids
 		if isNew(ch.funcs, pc) {
 			p.funcRef(uint64(pc))
 		}
+		st.point()
 	}
 	for _, g := range in.recs.threads {
 		if isNew(ch.threads, g) {
 			p.thread(g)
 		}
+		st.point()
 	}
 	for i := 0; i < len(in.recs.stacks); {
 		key, n := uint64(in.recs.stacks[i]), int(in.recs.stacks[i+1])
@@ -416,7 +430,10 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			cb.stack(p, key, in.recs.stacks[i+2:i+2+n])
 		}
 		i += 2 + n
+		st.point()
 	}
+	// The recorder's own events are few, and take locks.
+	st.end()
 	at := func(name string) bool { _, ok := in.settings[name]; return ok }
 	ev := func(name string, vals ...jfr.Value) {
 		if p.err == nil {
@@ -490,6 +507,8 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 	if p.err != nil {
 		return p.err
 	}
+	// Encoding the constants: one step.
+	st.begin()
 	if err := w.Flushpoint(in.end); err != nil {
 		return err
 	}
@@ -499,6 +518,7 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		}
 		ch.open = false
 	}
+	st.end()
 	deliver(segment{first: ch.first, parts: cb.out.parts, header: w.Header(), closed: cut, recs: in.recs})
 	ch.first = false
 	return nil

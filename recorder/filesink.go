@@ -89,9 +89,14 @@ func putFiller(b []byte, n int64) {
 // layoutSegment gathers seg's bytes into s.buf, followed by the header of
 // a filler up to resEnd if room is left, for a segment written at off.
 func (s *fileSink) layoutSegment(seg segment, off int64) []byte {
+	// Pinned, in steps, as the flusher's other work (steps.go).
+	st := newSteps()
+	st.begin()
+	defer st.end()
 	b := s.buf[:0]
 	for _, p := range seg.parts {
 		b = append(b, p...)
+		st.point()
 	}
 	if rest := s.resEnd - off - int64(len(b)); rest > 0 {
 		var fh [fillerHeaderSize]byte

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
 	"github.com/flightrec/flightrec/internal/pin"
@@ -66,6 +65,10 @@ func (ss *session) add(r *Recording) {
 		ss.chunkStart = clock.Now()
 		ss.chunkClock = clock.Recalibrate()
 		ss.chunk = newChunkBuilder(ss)
+		// Built here, not in the chunk writer's first flush, which could
+		// take longer than its pinned steps allow for (steps.go); an
+		// error is the first flush's to report.
+		_ = ss.chunk.metadata()
 		ss.stop = make(chan struct{})
 		ss.done = make(chan struct{})
 		ss.flushReq = make(chan flushReq)
@@ -241,11 +244,16 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	written := make(chan struct{})
 	go ss.chunkWriter(cb, jobs, spare, written)
 	cur := newGathered()
+	// Gathering is pinned, in steps (steps.go).
+	st := newSteps()
 	drain := func() {
+		st.begin()
+		defer st.end()
 		for {
 			select {
 			case b := <-s.Full:
 				cur.hold(b)
+				st.point()
 				continue
 			default:
 			}
@@ -254,7 +262,12 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	}
 	flush := func(req flushReq) {
 		drain()
-		s.Live(cur.copyLive)
+		st.begin()
+		s.Live(func(b *batch.Buffer) {
+			cur.copyLive(b)
+			st.point()
+		})
+		st.end()
 		jobs <- ss.prepareChunk(s, cur, req)
 		// Take the other gathering back: this waits only while the
 		// previous flush is still being written.
@@ -462,12 +475,4 @@ func (ss *session) writeFlush(cb *chunkBuilder, j chunkJob) {
 			r.fail(err)
 		}
 	}
-}
-
-// goroutineThread returns the java.lang.Thread fields of goroutine g.
-func goroutineThread(g uint64) (name, group string) {
-	if info, ok := event.LookupGoroutine(g); ok {
-		return info.Name, info.Labels
-	}
-	return "", ""
 }

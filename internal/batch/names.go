@@ -121,6 +121,23 @@ func ForgetName(g uint64) {
 func LookupName(g uint64) (GoroutineInfo, bool) {
 	names.Lock()
 	defer names.Unlock()
+	return lookupName(g)
+}
+
+// TryLookupName is LookupName for a caller that must not block (one
+// pinned to its P): busy is true, and nothing is looked up, when the
+// registry is locked.
+func TryLookupName(g uint64) (info GoroutineInfo, found, busy bool) {
+	if !names.TryLock() {
+		return GoroutineInfo{}, false, true
+	}
+	defer names.Unlock()
+	info, found = lookupName(g)
+	return info, found, false
+}
+
+// lookupName is LookupName's body, under names' lock.
+func lookupName(g uint64) (GoroutineInfo, bool) {
 	e, ok := names.m[g]
 	if ok && !e.used {
 		e.used = true

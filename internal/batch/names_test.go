@@ -29,3 +29,34 @@ func TestNamesSecondChance(t *testing.T) {
 		t.Errorf("%d names, %d queued; want at most %d", n, q, maxNames)
 	}
 }
+
+// TestTryLookups: the lookups for callers that must not block (the
+// recorder's pinned flusher) say busy, rather than wait, while the table
+// is locked, and otherwise find what the blocking ones find.
+func TestTryLookups(t *testing.T) {
+	const g = 1 << 52
+	SetName(g, GoroutineInfo{Name: "worker", Labels: "pool=a"})
+	k, ok := intern("try-lookups")
+	if !ok || k == 0 {
+		t.Fatalf("intern: %d, %v", k, ok)
+	}
+	names.Lock()
+	if _, _, busy := TryLookupName(g); !busy {
+		t.Error("TryLookupName did not say busy with the names locked")
+	}
+	names.Unlock()
+	if info, found, busy := TryLookupName(g); busy || !found || info.Name != "worker" || info.Labels != "pool=a" {
+		t.Errorf("TryLookupName = %+v, %v, %v", info, found, busy)
+	}
+	if _, found, busy := TryLookupName(g + 1); busy || found {
+		t.Errorf("TryLookupName of an unnamed goroutine: found %v, busy %v", found, busy)
+	}
+	interned.Lock()
+	if _, ok := TryInterned(k); ok {
+		t.Error("TryInterned did not fail with the table locked")
+	}
+	interned.Unlock()
+	if s, ok := TryInterned(k); !ok || s != "try-lookups" {
+		t.Errorf("TryInterned = %q, %v", s, ok)
+	}
+}

@@ -119,6 +119,21 @@ func intern(s string) (key uint64, ok bool) {
 func Interned(k uint64) string {
 	interned.Lock()
 	defer interned.Unlock()
+	return internedLocked(k)
+}
+
+// TryInterned is Interned for a caller that must not block (one pinned to
+// its P): ok is false, and nothing is looked up, when the table is locked.
+func TryInterned(k uint64) (s string, ok bool) {
+	if !interned.TryLock() {
+		return "", false
+	}
+	defer interned.Unlock()
+	return internedLocked(k), true
+}
+
+// internedLocked is Interned's body, under interned's lock.
+func internedLocked(k uint64) string {
 	if k == 0 || k > uint64(len(interned.vals)) {
 		return ""
 	}

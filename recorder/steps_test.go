@@ -1,0 +1,126 @@
+package recorder
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flightrec/flightrec/event"
+	"github.com/flightrec/flightrec/jfr"
+)
+
+func skipUnpinned(t *testing.T) {
+	t.Helper()
+	if !pinSteps {
+		t.Skip("the flusher's steps are not pinned in this build (-race, -tags flightrec_nolinkname) or with FLIGHTREC_FLUSHER=preemptible")
+	}
+}
+
+// TestStepNotPreempted: a pinned step keeps its P past the scheduler's
+// time slice (10 ms), so the flusher does not land in the global run
+// queue behind goroutines that never block; a pause then lets the P's
+// other goroutines run.
+func TestStepNotPreempted(t *testing.T) {
+	skipUnpinned(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var ran atomic.Bool
+	go ran.Store(true)
+	st := newSteps()
+	st.begin()
+	// Three time slices: an unpinned goroutine is preempted, and the
+	// other one runs, within two.
+	for start := time.Now(); time.Since(start) < 30*time.Millisecond; {
+		if ran.Load() {
+			st.end()
+			t.Fatal("another goroutine ran on the only P during a pinned step")
+		}
+	}
+	st.pause()
+	if !ran.Load() {
+		t.Error("the other goroutine did not run during the pause")
+	}
+	if !st.pinned {
+		t.Error("not pinned again after the pause")
+	}
+	st.end()
+	if st.pinned {
+		t.Error("pinned after end")
+	}
+}
+
+// TestStepBudget: point ends a step once it has lasted stepBudget, and
+// not before.
+func TestStepBudget(t *testing.T) {
+	skipUnpinned(t)
+	st := newSteps()
+	st.begin()
+	defer st.end()
+	st.point()
+	if st.pauses != 0 {
+		t.Fatalf("paused at once: %d pauses", st.pauses)
+	}
+	for start := time.Now(); time.Since(start) < stepBudget; {
+	}
+	st.point()
+	if st.pauses != 1 || !st.pinned {
+		t.Errorf("after the budget: %d pauses, pinned %v; want 1 pause, pinned", st.pauses, st.pinned)
+	}
+}
+
+// TestFlushWhileNaming: flushes look goroutine names up pinned, without
+// blocking on the names' lock (which would end the process: "schedule:
+// holding locks"), while goroutines keep naming themselves; every event
+// is written under its goroutine's name.
+func TestFlushWhileNaming(t *testing.T) {
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	const workers, rounds = 8, 200
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			event.SetGoroutineName(fmt.Sprintf("namer-%d", w))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				event.SetGoroutineName(fmt.Sprintf("namer-%d", w))
+				emitCounted(1)
+				if i%16 == 0 {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	for range rounds {
+		theSession.flushNow()
+	}
+	close(stop)
+	wg.Wait()
+	data := dumped(t, rec)
+	n := 0
+	eachEvent(t, data, func(ev *jfr.Event) {
+		if ev.Type.Name != "test.Counted" {
+			return
+		}
+		n++
+		th, _ := ev.Field("eventThread")
+		name, _ := th.Field("javaName")
+		if s := name.String(); len(s) < 6 || s[:6] != "namer-" {
+			t.Fatalf("an event's thread is named %q", s)
+		}
+	})
+	if n == 0 {
+		t.Fatal("no events")
+	}
+}
