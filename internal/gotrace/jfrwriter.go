@@ -1,0 +1,310 @@
+package gotrace
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"golang.org/x/exp/trace"
+
+	"github.com/flightrec/flightrec/internal/spec"
+	"github.com/flightrec/flightrec/jfr"
+)
+
+// goEvents are the event types of what Go has and the JDK has no twin for.
+var goEvents = map[Kind]jfr.EventType{
+	MarkAssist: {Name: kindNames[MarkAssist], Label: "GC Mark Assist", Category: []string{"Go", "GC"}, Timed: true, Thread: true, StackTrace: true,
+		Description: "A goroutine made to help the GC mark because it allocated while the GC was marking"},
+	NetworkWait: {Name: kindNames[NetworkWait], Label: "Network Wait", Category: []string{"Go", "Network"}, Timed: true, Thread: true, StackTrace: true,
+		Description: "A goroutine waiting in the network poller; the tracer records no peer, address or byte count"},
+}
+
+// JFRWriter writes converted generations as a JFR recording, one chunk per
+// generation, with the JDK 17 layouts of internal/spec.
+type JFRWriter struct {
+	w       *jfr.Writer
+	md      *jfr.Metadata
+	c       map[string]*jfr.Class
+	kinds   [NumKinds]*jfr.Class
+	enabled [NumKinds]bool
+	setting *jfr.Class
+	conv    *Converter
+	base    int64 // ns since the epoch of tick 0
+	started bool
+
+	// Keys only grow, across chunks: OpenJDK's parser takes a key it saw
+	// in an earlier chunk to mean the earlier value.
+	nextKey uint64
+	stacks  map[trace.Stack]uint64
+	methods map[string]uint64
+	classes map[string]uint64
+	symbols map[string]uint64
+	threads map[trace.GoID]bool
+	out     io.Writer
+	err     error
+	vals    []jfr.Value
+	frames  []jfr.Value
+}
+
+// NewJFRWriter returns a writer of the generations c converts to out. It
+// declares only the event types c converts.
+func NewJFRWriter(out io.Writer, c *Converter) (*JFRWriter, error) {
+	b := jfr.NewMetadataBuilder()
+	for k := Kind(0); k < NumKinds; k++ {
+		if !c.Enabled(k) {
+			continue
+		}
+		var err error
+		if et, ok := goEvents[k]; ok {
+			_, err = b.AddEvent(et)
+		} else {
+			_, err = b.AddJDKEvent(kindNames[k])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := b.AddJDKEvent("jdk.ActiveSetting"); err != nil {
+		return nil, err
+	}
+	md, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	jw := &JFRWriter{md: md, conv: c, c: map[string]*jfr.Class{}}
+	for k := Kind(0); k < NumKinds; k++ {
+		if c.Enabled(k) {
+			jw.kinds[k] = md.ClassByName(kindNames[k])
+			jw.enabled[k] = true
+		}
+	}
+	jw.setting = md.ClassByName("jdk.ActiveSetting")
+	for _, n := range []string{spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol, spec.Package,
+		spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState, spec.GCName, spec.GCCause} {
+		jw.c[n] = md.ClassByName(n)
+	}
+	jw.out = out
+	return jw, nil
+}
+
+// WriteGeneration writes g as one chunk.
+func (jw *JFRWriter) WriteGeneration(g *Generation) error {
+	if jw.err != nil {
+		return jw.err
+	}
+	if jw.w == nil {
+		// Tick 0 is the first generation's start; a tick is a nanosecond.
+		jw.base = g.Start
+		jw.w = jfr.NewWriter(jw.out, &jfr.WriterOptions{StartNanos: g.Start, Now: func() int64 { return 0 }})
+		if err := jw.w.SetMetadata(jw.md); err != nil {
+			return err
+		}
+	}
+	w := jw.w
+	jw.err = w.StartChunk(jw.ticks(g.Start))
+	jw.stacks = map[trace.Stack]uint64{}
+	jw.methods = map[string]uint64{}
+	jw.classes = map[string]uint64{}
+	jw.symbols = map[string]uint64{}
+	jw.threads = map[trace.GoID]bool{}
+	jw.add(spec.FrameType, 1, jfr.StringValue(spec.FrameTypes[1]))
+	jw.add(spec.ThreadState, spec.StateRunnable, jfr.StringValue(spec.ThreadStates[spec.StateRunnable]))
+	jw.add(spec.GCName, spec.GCNameGo, jfr.StringValue(spec.GCNames[spec.GCNameGo]))
+	for k, v := range spec.GCCauses {
+		jw.add(spec.GCCause, k, jfr.StringValue(v))
+	}
+	jw.settings(g.Start)
+	for i := range g.Events {
+		jw.event(g, &g.Events[i])
+	}
+	if jw.err == nil {
+		jw.err = w.EndChunk(jw.ticks(g.End))
+	}
+	return jw.err
+}
+
+// Close finishes the recording. A trace without generations makes a
+// recording without chunks.
+func (jw *JFRWriter) Close() error {
+	if jw.w == nil {
+		return jw.err
+	}
+	if err := jw.w.Close(); jw.err == nil {
+		jw.err = err
+	}
+	return jw.err
+}
+
+func (jw *JFRWriter) ticks(ns int64) int64 { return ns - jw.base }
+
+func (jw *JFRWriter) add(class string, key uint64, v jfr.Value) {
+	if jw.err == nil {
+		jw.err = jw.w.AddConstant(jw.c[class], key, v)
+	}
+}
+
+func (jw *JFRWriter) key() uint64 {
+	jw.nextKey++
+	return jw.nextKey
+}
+
+// settings writes the jdk.ActiveSetting events of the converted types, as
+// the JDK does at each chunk's start.
+func (jw *JFRWriter) settings(at int64) {
+	for k := Kind(0); k < NumKinds; k++ {
+		c := jw.kinds[k]
+		if c == nil {
+			continue
+		}
+		set := func(name, value string) {
+			if jw.err == nil {
+				jw.err = jw.w.WriteEvent(jw.setting, []jfr.Value{jfr.IntValue(jfr.KindLong, jw.ticks(at)), jfr.IntValue(jfr.KindLong, 0),
+					jfr.RefValue(jw.c[spec.Thread], 0), jfr.RefValue(jw.c[spec.StackTrace], 0),
+					jfr.IntValue(jfr.KindLong, c.ID), jfr.StringValue(name), jfr.StringValue(value)})
+			}
+		}
+		set("enabled", "true")
+		if k.Blocking() {
+			set("threshold", strconv.FormatInt(jw.conv.Threshold(k).Nanoseconds(), 10)+" ns")
+		}
+	}
+}
+
+func (jw *JFRWriter) thread(g *Generation, id trace.GoID) jfr.Value {
+	if id == trace.NoGoroutine || id <= 0 {
+		return jfr.RefValue(jw.c[spec.Thread], 0)
+	}
+	if !jw.threads[id] {
+		jw.threads[id] = true
+		name := g.Goroutines[id]
+		if name == "" {
+			name = fmt.Sprintf("goroutine %d", id)
+		}
+		jw.add(spec.Thread, uint64(id), jfr.StructValue(jw.c[spec.Thread], jfr.StringValue(fmt.Sprintf("goroutine %d", id)),
+			jfr.IntValue(jfr.KindLong, int64(id)), jfr.StringValue(name), jfr.IntValue(jfr.KindLong, int64(id)),
+			jfr.RefValue(jw.c[spec.ThreadGroup], 0)))
+	}
+	return jfr.RefValue(jw.c[spec.Thread], uint64(id))
+}
+
+func (jw *JFRWriter) symbol(s string) jfr.Value {
+	k, ok := jw.symbols[s]
+	if !ok {
+		k = jw.key()
+		jw.symbols[s] = k
+		jw.add(spec.Symbol, k, jfr.StringValue(s))
+	}
+	return jfr.RefValue(jw.c[spec.Symbol], k)
+}
+
+// class returns a jdk.types.Class named name, in no package (JMC cuts a
+// class name at its package's prefix), or null for "".
+func (jw *JFRWriter) class(name string) jfr.Value {
+	if name == "" {
+		return jfr.RefValue(jw.c[spec.Class], 0)
+	}
+	k, ok := jw.classes[name]
+	if !ok {
+		k = jw.key()
+		jw.classes[name] = k
+		jw.add(spec.Class, k, jfr.StructValue(jw.c[spec.Class], jfr.RefValue(jw.c[spec.ClassLoader], 0), jw.symbol(name),
+			jfr.RefValue(jw.c[spec.Package], 0), jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false)))
+	}
+	return jfr.RefValue(jw.c[spec.Class], k)
+}
+
+// method returns a Go function as a jdk.types.Method whose class is its
+// package path, as the recorder writes them.
+func (jw *JFRWriter) method(fn string) jfr.Value {
+	k, ok := jw.methods[fn]
+	if !ok {
+		k = jw.key()
+		jw.methods[fn] = k
+		pkg, name := spec.SplitFunc(fn)
+		jw.add(spec.Method, k, jfr.StructValue(jw.c[spec.Method], jw.class(pkg), jw.symbol(name), jw.symbol("()V"),
+			jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false)))
+	}
+	return jfr.RefValue(jw.c[spec.Method], k)
+}
+
+// maxFrames is the runtime's default trace stack depth: a stack this deep
+// may have been cut.
+const maxFrames = 128
+
+func (jw *JFRWriter) stack(st trace.Stack) jfr.Value {
+	if st == trace.NoStack {
+		return jfr.RefValue(jw.c[spec.StackTrace], 0)
+	}
+	k, ok := jw.stacks[st]
+	if !ok {
+		k = jw.key()
+		jw.stacks[st] = k
+		fc := jw.c[spec.StackFrame]
+		frames := jw.frames[:0]
+		for f := range st.Frames() {
+			frames = append(frames, jfr.StructValue(fc, jw.method(f.Func), jfr.IntValue(jfr.KindInt, int64(f.Line)),
+				jfr.IntValue(jfr.KindInt, 0), jfr.RefValue(jw.c[spec.FrameType], 1)))
+		}
+		jw.frames = frames
+		jw.add(spec.StackTrace, k, jfr.StructValue(jw.c[spec.StackTrace], jfr.BoolValue(len(frames) >= maxFrames), jfr.ArrayValue(fc, frames...)))
+	}
+	return jfr.RefValue(jw.c[spec.StackTrace], k)
+}
+
+func (jw *JFRWriter) event(g *Generation, e *Event) {
+	if jw.err != nil || !jw.enabled[e.Kind] {
+		return
+	}
+	long := func(v int64) jfr.Value { return jfr.IntValue(jfr.KindLong, v) }
+	start, dur := long(jw.ticks(e.Start)), long(e.End-e.Start)
+	v := jw.vals[:0]
+	switch e.Kind {
+	case MonitorEnter:
+		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), jw.class(e.Class), jw.thread(g, e.Other), long(0))
+	case MonitorWait:
+		// A sync.Cond wait has no timeout: 0, as Object.wait() in Java.
+		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), jw.class(e.Class), jw.thread(g, e.Other),
+			long(0), jfr.BoolValue(false), long(0))
+	case ThreadPark:
+		// The tracer does not record timeouts: the JDK's value for none.
+		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), jw.class(e.Class), long(math.MinInt64), long(math.MinInt64), long(0))
+	case ThreadSleep:
+		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), long((e.End-e.Start)/1e6))
+	case VMOperation:
+		v = append(v, start, dur, jw.thread(g, e.G), jfr.StringValue(e.Name), jfr.BoolValue(true), jfr.BoolValue(true),
+			jw.thread(g, e.Other), long(int64(e.ID)))
+	case SafepointBegin:
+		v = append(v, start, dur, jw.thread(g, e.G), long(int64(e.ID)), jfr.IntValue(jfr.KindInt, int64(e.Threads)), jfr.IntValue(jfr.KindInt, 0))
+	case SafepointEnd:
+		v = append(v, start, dur, jw.thread(g, e.G), long(int64(e.ID)))
+	case GarbageCollection:
+		v = append(v, start, dur, jfr.IntValue(jfr.KindInt, int64(e.GCID)), jfr.RefValue(jw.c[spec.GCName], spec.GCNameGo),
+			jfr.RefValue(jw.c[spec.GCCause], e.Cause), long(e.SumOfPauses), long(e.LongestPause))
+	case GCPhasePause:
+		v = append(v, start, dur, jw.thread(g, e.G), jfr.IntValue(jfr.KindInt, int64(e.GCID)), jfr.StringValue(e.Name))
+	case ExecutionSample:
+		v = append(v, start, jw.thread(g, e.G), jw.stack(e.Stack), jfr.RefValue(jw.c[spec.ThreadState], spec.StateRunnable))
+	case MarkAssist, NetworkWait:
+		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack))
+	}
+	jw.vals = v
+	if jw.err == nil {
+		jw.err = jw.w.WriteEvent(jw.kinds[e.Kind], v)
+	}
+}
+
+// Convert converts the Go execution trace read from r into a JFR recording
+// written to w, one chunk per trace generation.
+func Convert(r io.Reader, w io.Writer, o Options) error {
+	c := NewConverter(o)
+	jw, err := NewJFRWriter(w, c)
+	if err != nil {
+		return err
+	}
+	if err := c.Convert(r, jw.WriteGeneration); err != nil {
+		jw.Close()
+		return err
+	}
+	return jw.Close()
+}
