@@ -148,6 +148,7 @@ type gState struct {
 	waker     trace.GoID
 	assist    trace.Time // start of a mark assist, or 0
 	startFunc string
+	lastStack trace.Stack // the last stack seen, which names the goroutine
 }
 
 type stwState struct {
@@ -159,13 +160,12 @@ type stwState struct {
 }
 
 type gcState struct {
-	active        bool
-	start         trace.Time
-	id, cause     uint64
-	sum, longest  int64
-	stack         trace.Stack
-	g             trace.GoID
-	pausesInCycle int
+	active       bool
+	start        trace.Time
+	id, cause    uint64
+	sum, longest int64
+	stack        trace.Stack
+	g            trace.GoID
 }
 
 // NewConverter returns a Converter with the options o.
@@ -244,6 +244,11 @@ func (c *Converter) flush(emit func(*Generation) error) error {
 	if c.gen.End < c.gen.Start {
 		c.gen.End = c.gen.Start
 	}
+	for g, name := range c.gen.Goroutines {
+		if name == "" {
+			c.gen.Goroutines[g] = c.nameOf(g)
+		}
+	}
 	err := emit(&c.gen)
 	c.gen.Events = c.gen.Events[:0]
 	clear(c.gen.Goroutines)
@@ -273,6 +278,7 @@ func (c *Converter) Event(ev *trace.Event) {
 		c.rangeEnd(ev, r.Name, r.Scope)
 	case trace.EventStackSample:
 		if c.Enabled(ExecutionSample) {
+			c.seen(ev.Goroutine(), ev.Stack())
 			c.add(Event{Kind: ExecutionSample, Start: c.wall(t), End: c.wall(t), G: ev.Goroutine(), Other: trace.NoGoroutine, Stack: ev.Stack()})
 		}
 	case trace.EventMetric:
@@ -299,10 +305,14 @@ func (c *Converter) goTransition(ev *trace.Event, st *trace.StateTransition) {
 		s := c.state(g)
 		*s = gState{startFunc: startFunc(st.Stack)}
 	case to == trace.GoNotExist:
-		delete(c.gs, g) // events name a goroutine when they are added
+		if _, ok := c.gen.Goroutines[g]; ok {
+			c.gen.Goroutines[g] = c.nameOf(g)
+		}
+		delete(c.gs, g)
 	case from == trace.GoRunning && to == trace.GoWaiting:
 		s := c.state(g)
 		s.blocked, s.since, s.reason, s.stack, s.waker = true, ev.Time(), st.Reason, st.Stack, trace.NoGoroutine
+		c.seen(g, st.Stack)
 	case from == trace.GoWaiting && to == trace.GoRunnable:
 		if s := c.gs[g]; s != nil && s.blocked {
 			s.waker = ev.Goroutine()
@@ -374,6 +384,7 @@ func (c *Converter) rangeBegin(ev *trace.Event, name string, scope trace.Resourc
 	case strings.HasPrefix(name, stwPrefix):
 		reason := strings.TrimSuffix(strings.TrimPrefix(name, stwPrefix), ")")
 		c.stw = stwState{active: true, start: t, g: ev.Goroutine(), reason: reason, stack: ev.Stack()}
+		c.seen(ev.Goroutine(), ev.Stack())
 		if reason == "GC sweep termination" {
 			c.gc = gcState{active: true, start: t, id: c.nextGC, cause: gcCause(ev.Stack()), stack: ev.Stack(), g: ev.Goroutine()}
 			c.nextGC++
@@ -464,38 +475,49 @@ func startFunc(st trace.Stack) string {
 
 func (c *Converter) add(e Event) {
 	c.converted[e.Kind]++
-	c.name(e.G, e.Stack)
-	c.name(e.Other, trace.NoStack)
+	c.refer(e.G)
+	c.refer(e.Other)
 	c.gen.Events = append(c.gen.Events, e)
 }
 
-// name records the goroutine's name for the generation: its start
-// function (from its creation, else the outermost frame of a stack of its)
-// and id.
-func (c *Converter) name(g trace.GoID, st trace.Stack) {
+// refer notes that the generation's events refer to goroutine g; it is
+// named when the generation ends, or when g ends if that is sooner.
+func (c *Converter) refer(g trace.GoID) {
 	if g == trace.NoGoroutine {
 		return
-	}
-	if _, ok := c.gen.Goroutines[g]; ok {
-		return
-	}
-	fn := ""
-	if s := c.gs[g]; s != nil {
-		fn = s.startFunc
-	}
-	if fn == "" && st != trace.NoStack {
-		for f := range st.Frames() {
-			if f.Func != "runtime.goexit" {
-				fn = f.Func
-			}
-		}
-	}
-	name := fmt.Sprintf("goroutine %d", g)
-	if fn != "" {
-		name = fmt.Sprintf("%s #%d", fn, g)
 	}
 	if c.gen.Goroutines == nil {
 		c.gen.Goroutines = make(map[trace.GoID]string)
 	}
-	c.gen.Goroutines[g] = name
+	if _, ok := c.gen.Goroutines[g]; !ok {
+		c.gen.Goroutines[g] = ""
+	}
+}
+
+// seen remembers a stack of goroutine g, which names it when its creation
+// is older than the trace.
+func (c *Converter) seen(g trace.GoID, st trace.Stack) {
+	if g != trace.NoGoroutine && st != trace.NoStack {
+		c.state(g).lastStack = st
+	}
+}
+
+// nameOf names goroutine g by its start function (from its creation, else
+// the outermost frame of a stack of its) and id.
+func (c *Converter) nameOf(g trace.GoID) string {
+	fn := ""
+	if s := c.gs[g]; s != nil {
+		fn = s.startFunc
+		if fn == "" && s.lastStack != trace.NoStack {
+			for f := range s.lastStack.Frames() {
+				if f.Func != "runtime.goexit" {
+					fn = f.Func
+				}
+			}
+		}
+	}
+	if fn == "" {
+		return fmt.Sprintf("goroutine %d", g)
+	}
+	return fmt.Sprintf("%s #%d", fn, g)
 }

@@ -31,7 +31,6 @@ type JFRWriter struct {
 	setting *jfr.Class
 	conv    *Converter
 	base    int64 // ns since the epoch of tick 0
-	started bool
 
 	// Keys only grow, across chunks: OpenJDK's parser takes a key it saw
 	// in an earlier chunk to mean the earlier value.
@@ -40,11 +39,13 @@ type JFRWriter struct {
 	methods map[string]uint64
 	classes map[string]uint64
 	symbols map[string]uint64
-	threads map[trace.GoID]bool
-	out     io.Writer
-	err     error
-	vals    []jfr.Value
-	frames  []jfr.Value
+	// operations are VM operation names (stop-the-world reasons).
+	operations map[string]uint64
+	threads    map[trace.GoID]bool
+	out        io.Writer
+	err        error
+	vals       []jfr.Value
+	frames     []jfr.Value
 }
 
 // NewJFRWriter returns a writer of the generations c converts to out. It
@@ -81,7 +82,7 @@ func NewJFRWriter(out io.Writer, c *Converter) (*JFRWriter, error) {
 	}
 	jw.setting = md.ClassByName("jdk.ActiveSetting")
 	for _, n := range []string{spec.Thread, spec.ThreadGroup, spec.Class, spec.ClassLoader, spec.Method, spec.Symbol, spec.Package,
-		spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState, spec.GCName, spec.GCCause} {
+		spec.StackTrace, spec.StackFrame, spec.FrameType, spec.ThreadState, spec.GCName, spec.GCCause, spec.VMOperationType} {
 		jw.c[n] = md.ClassByName(n)
 	}
 	jw.out = out
@@ -107,6 +108,7 @@ func (jw *JFRWriter) WriteGeneration(g *Generation) error {
 	jw.methods = map[string]uint64{}
 	jw.classes = map[string]uint64{}
 	jw.symbols = map[string]uint64{}
+	jw.operations = map[string]uint64{}
 	jw.threads = map[trace.GoID]bool{}
 	jw.add(spec.FrameType, 1, jfr.StringValue(spec.FrameTypes[1]))
 	jw.add(spec.ThreadState, spec.StateRunnable, jfr.StringValue(spec.ThreadStates[spec.StateRunnable]))
@@ -171,6 +173,23 @@ func (jw *JFRWriter) settings(at int64) {
 	}
 }
 
+// runtimeThread is the java.lang.Thread of CPU samples taken while no
+// goroutine ran (the scheduler, GC workers on the system stack). Its key is
+// the largest 32-bit one, as the recorder's CPU profiler thread's.
+const runtimeThread = math.MaxInt32
+
+func (jw *JFRWriter) sampledThread(g *Generation, id trace.GoID) jfr.Value {
+	if id != trace.NoGoroutine {
+		return jw.thread(g, id)
+	}
+	if !jw.threads[runtimeThread] {
+		jw.threads[runtimeThread] = true
+		jw.add(spec.Thread, runtimeThread, jfr.StructValue(jw.c[spec.Thread], jfr.StringValue("Go runtime"), jfr.IntValue(jfr.KindLong, 0),
+			jfr.StringValue("Go runtime (no goroutine)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(jw.c[spec.ThreadGroup], 0)))
+	}
+	return jfr.RefValue(jw.c[spec.Thread], runtimeThread)
+}
+
 func (jw *JFRWriter) thread(g *Generation, id trace.GoID) jfr.Value {
 	if id == trace.NoGoroutine || id <= 0 {
 		return jfr.RefValue(jw.c[spec.Thread], 0)
@@ -186,6 +205,16 @@ func (jw *JFRWriter) thread(g *Generation, id trace.GoID) jfr.Value {
 			jfr.RefValue(jw.c[spec.ThreadGroup], 0)))
 	}
 	return jfr.RefValue(jw.c[spec.Thread], uint64(id))
+}
+
+func (jw *JFRWriter) operation(name string) jfr.Value {
+	k, ok := jw.operations[name]
+	if !ok {
+		k = jw.key()
+		jw.operations[name] = k
+		jw.add(spec.VMOperationType, k, jfr.StructValue(jw.c[spec.VMOperationType], jfr.StringValue(name)))
+	}
+	return jfr.RefValue(jw.c[spec.VMOperationType], k)
 }
 
 func (jw *JFRWriter) symbol(s string) jfr.Value {
@@ -272,7 +301,7 @@ func (jw *JFRWriter) event(g *Generation, e *Event) {
 	case ThreadSleep:
 		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), long((e.End-e.Start)/1e6))
 	case VMOperation:
-		v = append(v, start, dur, jw.thread(g, e.G), jfr.StringValue(e.Name), jfr.BoolValue(true), jfr.BoolValue(true),
+		v = append(v, start, dur, jw.thread(g, e.G), jw.operation(e.Name), jfr.BoolValue(true), jfr.BoolValue(true),
 			jw.thread(g, e.Other), long(int64(e.ID)))
 	case SafepointBegin:
 		v = append(v, start, dur, jw.thread(g, e.G), long(int64(e.ID)), jfr.IntValue(jfr.KindInt, int64(e.Threads)), jfr.IntValue(jfr.KindInt, 0))
@@ -284,7 +313,7 @@ func (jw *JFRWriter) event(g *Generation, e *Event) {
 	case GCPhasePause:
 		v = append(v, start, dur, jw.thread(g, e.G), jfr.IntValue(jfr.KindInt, int64(e.GCID)), jfr.StringValue(e.Name))
 	case ExecutionSample:
-		v = append(v, start, jw.thread(g, e.G), jw.stack(e.Stack), jfr.RefValue(jw.c[spec.ThreadState], spec.StateRunnable))
+		v = append(v, start, jw.sampledThread(g, e.G), jw.stack(e.Stack), jfr.RefValue(jw.c[spec.ThreadState], spec.StateRunnable))
 	case MarkAssist, NetworkWait:
 		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack))
 	}

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,7 +67,14 @@ func lockMutex(mu *sync.Mutex) { mu.Lock() }
 //go:noinline
 func rlock(rw *sync.RWMutex) { rw.RLock() }
 
+// workloadG is the id of the goroutine that ran the workload: the one
+// that unlocks, signals and sends.
+var workloadG int64
+
 func runWorkload() {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	workloadG, _ = strconv.ParseInt(strings.Fields(string(buf))[1], 10, 64)
 	// First: the profiler's samples reach the trace with a delay.
 	burn(200 * time.Millisecond)
 	var mu sync.Mutex
@@ -131,6 +140,7 @@ func runWorkload() {
 			defer wg.Done()
 			for range shortLocks / 4 {
 				short.Lock()
+				sink++
 				short.Unlock()
 			}
 		}()

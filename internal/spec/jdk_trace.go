@@ -9,6 +9,9 @@ package spec
 const (
 	SafepointID        = "jdk.types.SafepointId"
 	JavaMonitorAddress = "jdk.types.JavaMonitorAddress"
+	// VMOperationType is the pool of VM operation names: a Go
+	// stop-the-world's reason.
+	VMOperationType = "jdk.types.VMOperationType"
 )
 
 // GCCausePeriodic is the cause of a GC cycle started by the runtime's
@@ -20,6 +23,7 @@ func init() {
 	Types = append(Types,
 		Type{ID: 1140, Name: SafepointID, SuperType: SuperAnnotation, Annotations: []Annotation{{Type: Relational}}},
 		Type{ID: 1141, Name: JavaMonitorAddress, SuperType: SuperAnnotation, Annotations: []Annotation{{Type: Relational}}},
+		Type{ID: 1240, Name: VMOperationType, Annotations: []Annotation{label("VM Operation Type")}, Fields: []Field{f("type", String, "Type")}},
 	)
 	GCCauses[GCCausePeriodic] = "Periodic"
 	JDKEvents = append(JDKEvents, traceEvents...)
@@ -37,8 +41,14 @@ func withRelation(fd Field, relation string) Field {
 	return fd
 }
 
-func safepointID() Field {
-	return described(f("safepointId", Long, "Safepoint Identifier"), "", SafepointID, "")
+func safepointID(description string) Field {
+	return described(f("safepointId", Long, "Safepoint Identifier"), description, SafepointID, "")
+}
+
+// measured returns a field whose content type comes before its label, as
+// the JDK declares its timespans and timestamps.
+func measured(name, lbl string, content Annotation, more ...Annotation) Field {
+	return Field{Name: name, Type: Long, Annotations: append([]Annotation{content, label(lbl)}, more...)}
 }
 
 var traceEvents = []Type{
@@ -55,7 +65,7 @@ var traceEvents = []Type{
 		fieldsOf(true, true, true,
 			cp("monitorClass", Class, "Monitor Class", desc("Class of object waited on")),
 			cp("notifier", Thread, "Notifier Thread", desc("Notifying Thread")),
-			f("timeout", Long, "Timeout", unit(Timespan, UnitMilliseconds), desc("Maximum wait time")),
+			measured("timeout", "Timeout", unit(Timespan, UnitMilliseconds), desc("Maximum wait time")),
 			f("timedOut", Boolean, "Timed Out", desc("Wait has been timed out")),
 			withRelation(monitorAddress("Monitor Address", "Address of object waited on"), JavaMonitorAddress))),
 	jdkEvent("jdk.ThreadPark", "Java Thread Park",
@@ -63,30 +73,30 @@ var traceEvents = []Type{
 		[]string{"Java Application"},
 		fieldsOf(true, true, true,
 			cp("parkedClass", Class, "Class Parked On"),
-			f("timeout", Long, "Park Timeout", unit(Timespan, UnitNanoseconds)),
-			f("until", Long, "Park Until", unit(Timestamp, UnitMillisecondsSinceEpoch)),
+			measured("timeout", "Park Timeout", unit(Timespan, UnitNanoseconds)),
+			measured("until", "Park Until", unit(Timestamp, UnitMillisecondsSinceEpoch)),
 			withRelation(monitorAddress("Address of Object Parked", ""), JavaMonitorAddress))),
 	jdkEvent("jdk.ThreadSleep", "Java Thread Sleep",
 		"A goroutine in time.Sleep, from the Go execution tracer; time is the observed sleep, not the requested one",
 		[]string{"Java Application"},
 		fieldsOf(true, true, true,
-			f("time", Long, "Sleep Time", unit(Timespan, UnitMilliseconds)))),
+			measured("time", "Sleep Time", unit(Timespan, UnitMilliseconds)))),
 	jdkEvent("jdk.ExecuteVMOperation", "VM Operation", "A Go stop-the-world, from the Go execution tracer",
 		[]string{"Java Virtual Machine", "Runtime"},
 		fieldsOf(true, true, false,
-			f("operation", String, "Operation"),
+			cp("operation", VMOperationType, "Operation"),
 			f("safepoint", Boolean, "At Safepoint", desc("If the operation occured at a safepoint")),
 			f("blocking", Boolean, "Caller Blocked", desc("If the calling thread was blocked until the operation was complete")),
-			f("caller", Thread, "Caller", Annotation{Type: TransitionFrom},
-				desc("Thread requesting operation. If non-blocking, will be set to 0 indicating thread is unknown")),
-			safepointID())),
+			cp("caller", Thread, "Caller",
+				desc("Thread requesting operation. If non-blocking, will be set to 0 indicating thread is unknown"), Annotation{Type: TransitionFrom}),
+			safepointID("The safepoint (if any) under which this operation was completed"))),
 	jdkEvent("jdk.SafepointBegin", "Safepoint Begin", "A Go stop-the-world, from its start to its end",
 		[]string{"Java Virtual Machine", "Runtime", "Safepoint"},
 		fieldsOf(true, true, false,
-			safepointID(),
+			safepointID(""),
 			f("totalThreadCount", Int, "Total Threads", desc("The total number of threads at the start of safe point")),
 			f("jniCriticalThreadCount", Int, "JNI Critical Threads", desc("The number of threads in JNI critical sections")))),
 	jdkEvent("jdk.SafepointEnd", "Safepoint End", "The end of a Go stop-the-world",
 		[]string{"Java Virtual Machine", "Runtime", "Safepoint"},
-		fieldsOf(true, true, false, safepointID())),
+		fieldsOf(true, true, false, safepointID(""))),
 }
