@@ -199,21 +199,27 @@ func (c *Converter) Converted() [NumKinds]int { return c.converted }
 // at the first error of r, of the trace or of emit. An error in the trace
 // names the generation it was found in.
 func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
-	tr, err := trace.NewReader(r)
+	cr := &countingReader{r: r}
+	tr, err := trace.NewReader(cr)
 	if err != nil {
-		return fmt.Errorf("not a Go execution trace: %w", err)
+		if !strings.Contains(err.Error(), "not a Go execution trace") {
+			err = fmt.Errorf("not a Go execution trace: %w", err)
+		}
+		return err
 	}
-	gens := 0
+	gens, sawEvent := 0, false
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
+			if cr.eof || errors.Is(err, io.ErrUnexpectedEOF) {
 				err = fmt.Errorf("truncated trace: %w", err)
 			}
-			return fmt.Errorf("trace generation %d: %w", gens+1, err)
+			// The reader reads a generation ahead: the offset is where
+			// reading stopped, at or after the damage.
+			return fmt.Errorf("trace generation %d, byte offset %d: %w", gens+1, cr.n, err)
 		}
 		if ev.Kind() == trace.EventSync {
 			if c.sawSync {
@@ -231,15 +237,19 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 			}
 			continue
 		}
+		sawEvent = true
 		c.Event(&ev)
 	}
-	if !c.sawSync {
+	if !sawEvent {
 		return errors.New("not a Go execution trace: no events")
 	}
 	return c.flush(emit)
 }
 
 func (c *Converter) flush(emit func(*Generation) error) error {
+	if len(c.gen.Events) == 0 {
+		return nil // the trace's last sync, or a generation with nothing to convert
+	}
 	c.gen.End = c.wall(c.lastTime)
 	if c.gen.End < c.gen.Start {
 		c.gen.End = c.gen.Start
@@ -520,4 +530,18 @@ func (c *Converter) nameOf(g trace.GoID) string {
 		return fmt.Sprintf("goroutine %d", g)
 	}
 	return fmt.Sprintf("%s #%d", fn, g)
+}
+
+// countingReader counts the bytes read, for errors.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	eof bool
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.eof = c.eof || err == io.EOF
+	return n, err
 }
