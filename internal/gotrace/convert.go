@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/exp/trace"
@@ -118,13 +119,19 @@ type Options struct {
 	// Anchor is the wall time of trace time 0 for traces older than Go
 	// 1.25, which carry no clock snapshot.
 	Anchor time.Time
+	// FirstGCID is the gcId of the first GC cycle the trace starts (1 if
+	// 0): a recorder that traces its own process numbers cycles as
+	// runtime.MemStats.NumGC does.
+	FirstGCID uint64
 }
 
 // Converter turns trace events into JDK events, generation by generation.
 // It keeps state only for live goroutines, the stop-the-world and the GC
 // cycle in progress.
 type Converter struct {
-	threshold [NumKinds]time.Duration
+	// threshold is per kind, in ns; negative turns the kind off. Atomic:
+	// SetThreshold may change it while Convert runs.
+	threshold [NumKinds]atomic.Int64
 	off       int64 // wall ns minus trace ns
 	offKnown  bool
 
@@ -170,13 +177,13 @@ type gcState struct {
 
 // NewConverter returns a Converter with the options o.
 func NewConverter(o Options) *Converter {
-	c := &Converter{gs: make(map[trace.GoID]*gState), nextGC: 1, nextSP: 1}
+	c := &Converter{gs: make(map[trace.GoID]*gState), nextGC: max(o.FirstGCID, 1), nextSP: 1}
 	for k := Kind(0); k < NumKinds; k++ {
 		if k.Blocking() {
-			c.threshold[k] = DefaultThreshold
+			c.threshold[k].Store(int64(DefaultThreshold))
 		}
 		if t, ok := o.Thresholds[k]; ok {
-			c.threshold[k] = t
+			c.threshold[k].Store(int64(t))
 		}
 	}
 	if !o.Anchor.IsZero() {
@@ -186,10 +193,16 @@ func NewConverter(o Options) *Converter {
 }
 
 // Enabled reports whether events of kind k are converted.
-func (c *Converter) Enabled(k Kind) bool { return c.threshold[k] >= 0 }
+func (c *Converter) Enabled(k Kind) bool { return c.threshold[k].Load() >= 0 }
 
 // Threshold returns the threshold of kind k.
-func (c *Converter) Threshold(k Kind) time.Duration { return max(c.threshold[k], 0) }
+func (c *Converter) Threshold(k Kind) time.Duration {
+	return time.Duration(max(c.threshold[k].Load(), 0))
+}
+
+// SetThreshold sets the threshold of kind k; negative turns it off. It may
+// be called while Convert runs.
+func (c *Converter) SetThreshold(k Kind, d time.Duration) { c.threshold[k].Store(int64(d)) }
 
 // Converted returns how many events of each kind were converted so far.
 func (c *Converter) Converted() [NumKinds]int { return c.converted }
@@ -359,7 +372,7 @@ func (c *Converter) unblocked(g trace.GoID, s *gState, t trace.Time) {
 	default:
 		return // GC and system waits, preemption: not a wait of the program's
 	}
-	if c.Enabled(e.Kind) && time.Duration(t-s.since) >= c.threshold[e.Kind] {
+	if th := c.threshold[e.Kind].Load(); th >= 0 && int64(t-s.since) >= th {
 		c.add(e)
 	}
 }
@@ -432,7 +445,7 @@ func (c *Converter) rangeEnd(ev *trace.Event, name string, scope trace.ResourceI
 		if s == nil || s.assist == 0 {
 			return
 		}
-		if c.Enabled(MarkAssist) && time.Duration(t-s.assist) >= c.threshold[MarkAssist] {
+		if th := c.threshold[MarkAssist].Load(); th >= 0 && int64(t-s.assist) >= th {
 			c.add(Event{Kind: MarkAssist, Start: c.wall(s.assist), End: c.wall(t), G: g, Other: trace.NoGoroutine, Stack: ev.Stack()})
 		}
 		s.assist = 0

@@ -43,6 +43,7 @@ type JFRWriter struct {
 	operations map[string]uint64
 	threads    map[trace.GoID]bool
 	out        io.Writer
+	gen        *Generation // of the event being written
 	err        error
 	vals       []jfr.Value
 	frames     []jfr.Value
@@ -285,43 +286,31 @@ func (jw *JFRWriter) event(g *Generation, e *Event) {
 	if jw.err != nil || !jw.enabled[e.Kind] {
 		return
 	}
-	long := func(v int64) jfr.Value { return jfr.IntValue(jfr.KindLong, v) }
-	start, dur := long(jw.ticks(e.Start)), long(e.End-e.Start)
-	v := jw.vals[:0]
-	switch e.Kind {
-	case MonitorEnter:
-		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), jw.class(e.Class), jw.thread(g, e.Other), long(0))
-	case MonitorWait:
-		// A sync.Cond wait has no timeout: 0, as Object.wait() in Java.
-		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), jw.class(e.Class), jw.thread(g, e.Other),
-			long(0), jfr.BoolValue(false), long(0))
-	case ThreadPark:
-		// The tracer does not record timeouts: the JDK's value for none.
-		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), jw.class(e.Class), long(math.MinInt64), long(math.MinInt64), long(0))
-	case ThreadSleep:
-		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack), long((e.End-e.Start)/1e6))
-	case VMOperation:
-		v = append(v, start, dur, jw.thread(g, e.G), jw.operation(e.Name), jfr.BoolValue(true), jfr.BoolValue(true),
-			jw.thread(g, e.Other), long(int64(e.ID)))
-	case SafepointBegin:
-		v = append(v, start, dur, jw.thread(g, e.G), long(int64(e.ID)), jfr.IntValue(jfr.KindInt, int64(e.Threads)), jfr.IntValue(jfr.KindInt, 0))
-	case SafepointEnd:
-		v = append(v, start, dur, jw.thread(g, e.G), long(int64(e.ID)))
-	case GarbageCollection:
-		v = append(v, start, dur, jfr.IntValue(jfr.KindInt, int64(e.GCID)), jfr.RefValue(jw.c[spec.GCName], spec.GCNameGo),
-			jfr.RefValue(jw.c[spec.GCCause], e.Cause), long(e.SumOfPauses), long(e.LongestPause))
-	case GCPhasePause:
-		v = append(v, start, dur, jw.thread(g, e.G), jfr.IntValue(jfr.KindInt, int64(e.GCID)), jfr.StringValue(e.Name))
-	case ExecutionSample:
-		v = append(v, start, jw.sampledThread(g, e.G), jw.stack(e.Stack), jfr.RefValue(jw.c[spec.ThreadState], spec.StateRunnable))
-	case MarkAssist, NetworkWait:
-		v = append(v, start, dur, jw.thread(g, e.G), jw.stack(e.Stack))
-	}
-	jw.vals = v
+	jw.gen = g
+	jw.vals = AppendValues(jw.vals[:0], e, jw.ticks(e.Start), e.End-e.Start, jw)
 	if jw.err == nil {
-		jw.err = jw.w.WriteEvent(jw.kinds[e.Kind], v)
+		jw.err = jw.w.WriteEvent(jw.kinds[e.Kind], jw.vals)
 	}
 }
+
+// Thread, SampledThread, Stack, Class and Operation make JFRWriter the Refs
+// of its events.
+
+// Thread returns goroutine g as a java.lang.Thread, null for none.
+func (jw *JFRWriter) Thread(g trace.GoID) jfr.Value { return jw.thread(jw.gen, g) }
+
+// Stack returns st as a jdk.types.StackTrace.
+func (jw *JFRWriter) Stack(st trace.Stack) jfr.Value { return jw.stack(st) }
+
+// SampledThread returns the thread of a CPU sample: goroutine g, or one
+// standing for the runtime when no goroutine ran.
+func (jw *JFRWriter) SampledThread(g trace.GoID) jfr.Value { return jw.sampledThread(jw.gen, g) }
+
+// Class returns the jdk.types.Class named name, null for "".
+func (jw *JFRWriter) Class(name string) jfr.Value { return jw.class(name) }
+
+// Operation returns the jdk.types.VMOperationType named name.
+func (jw *JFRWriter) Operation(name string) jfr.Value { return jw.operation(name) }
 
 // Convert converts the Go execution trace read from r into a JFR recording
 // written to w, one chunk per trace generation.

@@ -2,9 +2,7 @@ package gotrace
 
 import (
 	"bytes"
-	"io"
 	"runtime"
-	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
 	"strings"
@@ -42,11 +40,10 @@ func workloadTrace(t testing.TB) []byte {
 	t.Helper()
 	traceOnce.Do(func() {
 		var buf bytes.Buffer
-		if err := pprof.StartCPUProfile(io.Discard); err != nil {
-			traceErr = err
-			return
-		}
-		defer pprof.StopCPUProfile()
+		// The CPU profiler at 1 kHz, without pprof's reader: the tracer
+		// takes its samples. On a loaded machine, 100 Hz gives too few.
+		runtime.SetCPUProfileRate(1000)
+		defer runtime.SetCPUProfileRate(0)
 		if err := trace.Start(&buf); err != nil {
 			traceErr = err
 			return
