@@ -10,6 +10,7 @@ import (
 	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/gotrace"
 	"github.com/flightrec/flightrec/internal/pin"
 )
 
@@ -89,6 +90,13 @@ func (ss *session) add(r *Recording) {
 func (ss *session) remove(r *Recording) {
 	ss.life.Lock()
 	defer ss.life.Unlock()
+	ss.mu.Lock()
+	if rt := ss.runtime; rt != nil && len(ss.recordings) == 1 && ss.recordings[0] == r {
+		ss.mu.Unlock()
+		rt.finishTracer() // its last generation goes into the last chunk
+	} else {
+		ss.mu.Unlock()
+	}
 	ss.cutNow()
 	ss.mu.Lock()
 	i := slices.Index(ss.recordings, r)
@@ -132,7 +140,7 @@ func (ss *session) merged() map[string]resolved {
 	}
 	for _, n := range rawTypeNames {
 		names = append(names, n)
-		defs[n] = [2]bool{true, false}
+		defs[n] = [2]bool{!slices.Contains(tracerTypeNames, n), false} // the tracer is opt-in
 	}
 	for _, r := range ss.recordings {
 		st := r.currentSettings()
@@ -428,13 +436,18 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq) 
 	var samples []cpuSample
 	var runtimeRecs []jdkRecord
 	var sampler string
+	var traced []gotrace.Event
+	var tracerStatus string
 	if rt != nil {
 		samples, runtimeRecs, sampler = rt.take()
+		var lost []jdkRecord
+		traced, lost, tracerStatus = rt.takeTraced()
+		runtimeRecs = append(runtimeRecs, lost...)
 	}
 	age, size := ss.chunkLimits()
 	return chunkJob{in: chunkInput{
 		start: start, end: end, clock: startClock, recs: recs, recordings: recordings, settings: merged,
-		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s,
+		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s, traced: traced, tracer: tracerStatus,
 	}, req: req, maxAge: age, maxSize: size}
 }
 

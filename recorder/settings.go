@@ -54,6 +54,11 @@ func Preset(name string) (Settings, error) {
 		s["jdk.ExecutionSample"] = Setting{Enabled: Bool(true), Period: Duration(10 * time.Millisecond)}
 		s["go.RuntimeMetric"] = Setting{Enabled: Bool(true), Period: Duration(500 * time.Millisecond)}
 		s["*"] = Setting{StackTrace: Bool(true)}
+		// The execution tracer's types (tracer.go), with the JDK
+		// profile's thresholds.
+		for _, n := range tracerTypeNames {
+			s[n] = Setting{Enabled: Bool(true), Threshold: Duration(tracerThresholds[n])}
+		}
 		return s, nil
 	}
 	return nil, fmt.Errorf("recorder: unknown preset %q (want default or profile)", name)

@@ -241,6 +241,9 @@ func TestJDK17Layouts(t *testing.T) {
 			continue
 		}
 		compared++
+		if c.SuperType != j.SuperType || c.SimpleType != j.SimpleType {
+			t.Errorf("%s: supertype %q simple %v, JDK 17 has %q %v", c.Name, c.SuperType, c.SimpleType, j.SuperType, j.SimpleType)
+		}
 		if len(c.Fields) != len(j.Fields) {
 			t.Errorf("%s: %d fields, JDK 17 has %d", c.Name, len(c.Fields), len(j.Fields))
 			continue
