@@ -96,30 +96,10 @@ func contentType(c string) jfr.ContentType {
 
 // metadata rebuilds the metadata when event types were registered.
 func (cb *chunkBuilder) metadata() error {
-	types, version := batch.Types()
-	if version == cb.mdVersion {
+	if _, version := batch.Types(); version == cb.mdVersion {
 		return nil
 	}
-	b := jfr.NewMetadataBuilder()
-	for _, d := range types {
-		et := eventType(d)
-		if declarable(d) != nil {
-			et = placeholder(d) // see declare.go
-		}
-		id, err := b.AddEvent(et)
-		if err != nil {
-			return err
-		}
-		if id != d.ID {
-			return fmt.Errorf("recorder: internal error: %s got id %d, emitted as %d", d.Name, id, d.ID)
-		}
-	}
-	for _, name := range append(rawTypeNames, declaredTypes...) {
-		if _, err := b.AddJDKEvent(name); err != nil {
-			return err
-		}
-	}
-	md, err := b.Build()
+	md, version, err := recorderMetadata()
 	if err != nil {
 		return err
 	}
@@ -129,6 +109,33 @@ func (cb *chunkBuilder) metadata() error {
 		cb.raw[n] = md.ClassByName(n)
 	}
 	return nil
+}
+
+// recorderMetadata declares the registered event types and the recorder's
+// own, and returns it with the registry's version.
+func recorderMetadata() (*jfr.Metadata, uint64, error) {
+	types, version := batch.Types()
+	b := jfr.NewMetadataBuilder()
+	for _, d := range types {
+		et := eventType(d)
+		if declarable(d) != nil {
+			et = placeholder(d) // see declare.go
+		}
+		id, err := b.AddEvent(et)
+		if err != nil {
+			return nil, 0, err
+		}
+		if id != d.ID {
+			return nil, 0, fmt.Errorf("recorder: internal error: %s got id %d, emitted as %d", d.Name, id, d.ID)
+		}
+	}
+	for _, name := range append(rawTypeNames, declaredTypes...) {
+		if _, err := b.AddJDKEvent(name); err != nil {
+			return nil, 0, err
+		}
+	}
+	md, err := b.Build()
+	return md, version, err
 }
 
 // pools interns the chunk's constants.

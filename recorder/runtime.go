@@ -71,6 +71,8 @@ type runtimeEvents struct {
 	// tracedGCs are the GC cycles (first, last] whose events came from
 	// the tracer.
 	tracedGCs [2]uint32
+	flight    *flightTracer // instead of tracer while every recording is a ring
+	ringOnly  bool
 
 	lastGC      uint32
 	lastForced  uint32
@@ -101,6 +103,10 @@ func (rt *runtimeEvents) close() {
 	rt.mu.Lock()
 	rt.stopSampler()
 	rt.stopTracer()
+	if rt.flight != nil {
+		rt.flight.fr.Stop()
+		rt.flight = nil
+	}
 	rt.mu.Unlock()
 }
 

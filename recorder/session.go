@@ -174,8 +174,25 @@ func (ss *session) applySettings() {
 		ss.applyTo(d, m)
 	}
 	if ss.runtime != nil {
+		ringOnly := true
+		for _, r := range ss.recordings {
+			ringOnly = ringOnly && r.cfg.ring
+		}
+		ss.runtime.setRingOnly(ringOnly)
 		ss.runtime.setPeriods(m)
 	}
+}
+
+// flightDump returns the flight recorder's trace as chunks to append to a
+// ring's dump (tracer.go), or nil.
+func (ss *session) flightDump() ([]byte, error) {
+	ss.mu.Lock()
+	rt, cal := ss.runtime, ss.chunkClock
+	ss.mu.Unlock()
+	if rt == nil {
+		return nil, nil
+	}
+	return rt.flightDump(cal)
 }
 
 func (ss *session) applyTo(d *batch.Desc, m map[string]resolved) {

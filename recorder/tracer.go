@@ -1,8 +1,11 @@
 package recorder
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
 	rtrace "runtime/trace"
@@ -257,18 +260,121 @@ func (l *lossWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// flightTracer keeps the execution trace in runtime/trace's flight
+// recorder while only ring recordings want the tracer's types: it leaves
+// trace.Start to the program, and costs no conversion until a dump.
+type flightTracer struct {
+	fr         *rtrace.FlightRecorder
+	thresholds map[gotrace.Kind]time.Duration
+}
+
+// flightWindow is the flight recorder's size hint: about 2 s of a busy
+// server's trace (shared docs/go-runtime-events.md).
+const flightWindow = 16 << 20
+
+func startFlightTracer() (*flightTracer, error) {
+	fr := rtrace.NewFlightRecorder(rtrace.FlightRecorderConfig{MaxBytes: flightWindow})
+	if err := fr.Start(); err != nil {
+		return nil, err
+	}
+	return &flightTracer{fr: fr}, nil
+}
+
+// apply keeps the thresholds of m for the next dump. GC cycles stay with
+// MemStats, which covers the whole ring, and CPU samples with the
+// recorder's sampler.
+func (f *flightTracer) apply(m map[string]resolved) {
+	f.thresholds = map[gotrace.Kind]time.Duration{gotrace.ExecutionSample: -1, gotrace.MarkAssist: -1, gotrace.NetworkWait: -1,
+		gotrace.GarbageCollection: -1, gotrace.GCPhasePause: -1}
+	for _, n := range tracerTypeNames {
+		th := time.Duration(-1)
+		if v, ok := m[n]; ok {
+			th = v.threshold
+		}
+		f.thresholds[tracedKinds[n]] = th
+	}
+}
+
+// setRingOnly tells whether every recording is a ring, which the flight
+// recorder serves.
+func (rt *runtimeEvents) setRingOnly(ringOnly bool) {
+	rt.mu.Lock()
+	rt.ringOnly = ringOnly
+	rt.mu.Unlock()
+}
+
+// flightDump converts the flight recorder's window into chunks on the
+// recording's clock cal and in a key range of their own, to be appended to
+// a ring's dump; nil if the flight recorder does not run.
+func (rt *runtimeEvents) flightDump(cal clock.Calibration) ([]byte, error) {
+	rt.mu.Lock()
+	f := rt.flight
+	var th map[gotrace.Kind]time.Duration
+	if f != nil {
+		th = maps.Clone(f.thresholds)
+	}
+	rt.mu.Unlock()
+	if f == nil {
+		return nil, nil
+	}
+	var window, out bytes.Buffer
+	if _, err := f.fr.WriteTo(&window); err != nil {
+		return nil, fmt.Errorf("recorder: the flight recorder's trace: %w", err)
+	}
+	// The recording's metadata: its type ids are the ones readers saw in
+	// the ring's chunks.
+	md, _, err := recorderMetadata()
+	if err != nil {
+		return nil, err
+	}
+	c := gotrace.NewConverter(gotrace.Options{Thresholds: th})
+	jw, err := gotrace.NewJFRWriter(&out, c, &gotrace.JFRWriterOptions{Metadata: md,
+		Clock: jfr.Clock{StartNanos: cal.UnixNanos, StartTicks: cal.Ticks, TicksPerSecond: cal.TicksPerSecond},
+		Ticks: clock.TicksAt, FirstKey: flightKeys})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Convert(&window, jw.WriteGeneration); err != nil {
+		return nil, fmt.Errorf("recorder: the flight recorder's trace: %w", err)
+	}
+	if err := jw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// flightKeys is where the keys of the flight recorder's chunks start:
+// above the recorder's and the streamed stacks'.
+const flightKeys = traceStackKeys + 1<<29
+
 // setTracer starts the tracer when m enables one of its types, and stops
-// it when none is; rt.mu is held.
+// it when none is: the flight recorder while only rings record, else the
+// stream; rt.mu is held.
 func (rt *runtimeEvents) setTracer(m map[string]resolved) {
 	want := false
 	for _, n := range tracerTypeNames {
 		_, on := m[n]
 		want = want || on
 	}
+	if (!want || !rt.ringOnly) && rt.flight != nil {
+		rt.flight.fr.Stop()
+		rt.flight = nil
+	}
 	switch {
 	case !want:
 		rt.stopTracer()
 		rt.tracerStatus = ""
+	case rt.ringOnly:
+		rt.stopTracer()
+		if rt.flight == nil {
+			f, err := startFlightTracer()
+			if err != nil {
+				rt.tracerStatus = "not running: " + err.Error()
+				return
+			}
+			rt.flight, rt.tracerStatus = f, ""
+		}
+		rt.flight.apply(m)
 	case rt.tracer != nil:
 		rt.tracer.apply(m)
 	default:

@@ -195,3 +195,58 @@ func TestTracerLagDropsGenerations(t *testing.T) {
 	}
 	t.Logf("%d bytes of trace lost", lost)
 }
+
+// TestTracerFlightRecorder records into a ring while the program traces
+// itself: the flight recorder, which leaves trace.Start to the program,
+// gives the dump its mutex waits, and the program's trace is whole.
+func TestTracerFlightRecorder(t *testing.T) {
+	var user bytes.Buffer
+	if err := rtrace.Start(&user); err != nil {
+		t.Skipf("the tracer is taken already: %v", err)
+	}
+	prof, _ := Preset("profile")
+	rec, err := Start(WithRing(16<<20, 0), WithSettings(prof))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := contend(2)
+	data := dumped(t, rec)
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	rtrace.Stop()
+	waits := 0
+	eachEvent(t, data, func(ev *jfr.Event) {
+		if ev.Type.Name != "jdk.JavaMonitorEnter" {
+			return
+		}
+		st, _ := ev.Field("stackTrace")
+		fr, _ := st.Field("frames")
+		for _, f := range fr.Elems() {
+			m, _ := f.Field("method")
+			if n, _ := m.Field("name"); str(n) == "tracedLock" {
+				waits++
+				po, _ := ev.Field("previousOwner")
+				if id, _ := po.Field("javaThreadId"); uint64(id.Int()) != owner {
+					t.Errorf("previous owner %d, want %d", id.Int(), owner)
+				}
+				break
+			}
+		}
+	})
+	if waits != 2 {
+		t.Errorf("%d mutex waits in the dump, want 2", waits)
+	}
+	checkSummary(t, writeTemp(t, data))
+	r, err := xtrace.NewReader(&user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := r.ReadEvent(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("the program's trace: %v", err)
+		}
+	}
+}

@@ -43,41 +43,54 @@ type JFRWriter struct {
 	operations map[string]uint64
 	threads    map[trace.GoID]bool
 	out        io.Writer
+	opts       JFRWriterOptions
 	gen        *Generation // of the event being written
 	err        error
 	vals       []jfr.Value
 	frames     []jfr.Value
 }
 
-// NewJFRWriter returns a writer of the generations c converts to out. It
-// declares only the event types c converts.
-func NewJFRWriter(out io.Writer, c *Converter) (*JFRWriter, error) {
-	b := jfr.NewMetadataBuilder()
-	for k := Kind(0); k < NumKinds; k++ {
-		if !c.Enabled(k) {
-			continue
-		}
+// JFRWriterOptions puts converted chunks into another recording's clock
+// and key space, to be appended to it.
+type JFRWriterOptions struct {
+	// Clock is the recording's tick clock, and Ticks converts ns since
+	// the epoch to its ticks: readers convert every chunk's ticks with
+	// the first chunk's header.
+	Clock jfr.Clock
+	Ticks func(unixNanos int64) int64
+	// FirstKey is where the constant-pool keys start: above the keys of
+	// the recording's other chunks, which OpenJDK's parser would take to
+	// mean their values.
+	FirstKey uint64
+	// Metadata, if set, is the recording's: its event type ids are the
+	// ones readers saw in the other chunks (jfr summary counts by id).
+	// It must declare the converted types and jdk.ActiveSetting.
+	Metadata *jfr.Metadata
+}
+
+// appendedMetadataID is the metadata id of chunks appended to another
+// recording: far above the ids its writer counts up from 1.
+const appendedMetadataID = 1 << 40
+
+// NewJFRWriter returns a writer of the generations c converts to out; o
+// may be nil. It declares only the event types c converts.
+func NewJFRWriter(out io.Writer, c *Converter, o *JFRWriterOptions) (*JFRWriter, error) {
+	var md *jfr.Metadata
+	if o != nil {
+		md = o.Metadata
+	}
+	if md == nil {
 		var err error
-		if et, ok := goEvents[k]; ok {
-			_, err = b.AddEvent(et)
-		} else {
-			_, err = b.AddJDKEvent(kindNames[k])
-		}
-		if err != nil {
+		if md, err = declare(c); err != nil {
 			return nil, err
 		}
-	}
-	if _, err := b.AddJDKEvent("jdk.ActiveSetting"); err != nil {
-		return nil, err
-	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, err
 	}
 	jw := &JFRWriter{md: md, conv: c, c: map[string]*jfr.Class{}}
 	for k := Kind(0); k < NumKinds; k++ {
 		if c.Enabled(k) {
-			jw.kinds[k] = md.ClassByName(kindNames[k])
+			if jw.kinds[k] = md.ClassByName(kindNames[k]); jw.kinds[k] == nil {
+				return nil, fmt.Errorf("gotrace: the metadata does not declare %s", kindNames[k])
+			}
 			jw.enabled[k] = true
 		}
 	}
@@ -87,6 +100,10 @@ func NewJFRWriter(out io.Writer, c *Converter) (*JFRWriter, error) {
 		jw.c[n] = md.ClassByName(n)
 	}
 	jw.out = out
+	if o != nil {
+		jw.opts = *o
+		jw.nextKey = o.FirstKey
+	}
 	return jw, nil
 }
 
@@ -97,8 +114,14 @@ func (jw *JFRWriter) WriteGeneration(g *Generation) error {
 	}
 	if jw.w == nil {
 		// Tick 0 is the first generation's start; a tick is a nanosecond.
-		jw.base = g.Start
-		jw.w = jfr.NewWriter(jw.out, &jfr.WriterOptions{StartNanos: g.Start, Now: func() int64 { return 0 }})
+		wo := &jfr.WriterOptions{StartNanos: g.Start, Now: func() int64 { return 0 }}
+		if c := jw.opts.Clock; jw.opts.Ticks != nil {
+			wo = &jfr.WriterOptions{TicksPerSecond: c.TicksPerSecond, StartNanos: c.StartNanos, StartTicks: c.StartTicks,
+				Now: func() int64 { return c.StartTicks }, MetadataID: appendedMetadataID}
+		} else {
+			jw.base = g.Start
+		}
+		jw.w = jfr.NewWriter(jw.out, wo)
 		if err := jw.w.SetMetadata(jw.md); err != nil {
 			return err
 		}
@@ -139,7 +162,12 @@ func (jw *JFRWriter) Close() error {
 	return jw.err
 }
 
-func (jw *JFRWriter) ticks(ns int64) int64 { return ns - jw.base }
+func (jw *JFRWriter) ticks(ns int64) int64 {
+	if jw.opts.Ticks != nil {
+		return jw.opts.Ticks(ns)
+	}
+	return ns - jw.base
+}
 
 func (jw *JFRWriter) add(class string, key uint64, v jfr.Value) {
 	if jw.err == nil {
@@ -287,7 +315,8 @@ func (jw *JFRWriter) event(g *Generation, e *Event) {
 		return
 	}
 	jw.gen = g
-	jw.vals = AppendValues(jw.vals[:0], e, jw.ticks(e.Start), e.End-e.Start, jw)
+	start := jw.ticks(e.Start)
+	jw.vals = AppendValues(jw.vals[:0], e, start, jw.ticks(e.End)-start, jw)
 	if jw.err == nil {
 		jw.err = jw.w.WriteEvent(jw.kinds[e.Kind], jw.vals)
 	}
@@ -316,7 +345,7 @@ func (jw *JFRWriter) Operation(name string) jfr.Value { return jw.operation(name
 // written to w, one chunk per trace generation.
 func Convert(r io.Reader, w io.Writer, o Options) error {
 	c := NewConverter(o)
-	jw, err := NewJFRWriter(w, c)
+	jw, err := NewJFRWriter(w, c, nil)
 	if err != nil {
 		return err
 	}
@@ -325,4 +354,27 @@ func Convert(r io.Reader, w io.Writer, o Options) error {
 		return err
 	}
 	return jw.Close()
+}
+
+// declare builds the metadata of the types c converts.
+func declare(c *Converter) (*jfr.Metadata, error) {
+	b := jfr.NewMetadataBuilder()
+	for k := Kind(0); k < NumKinds; k++ {
+		if !c.Enabled(k) {
+			continue
+		}
+		var err error
+		if et, ok := goEvents[k]; ok {
+			_, err = b.AddEvent(et)
+		} else {
+			_, err = b.AddJDKEvent(kindNames[k])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := b.AddJDKEvent("jdk.ActiveSetting"); err != nil {
+		return nil, err
+	}
+	return b.Build()
 }
