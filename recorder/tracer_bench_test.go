@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,8 +16,9 @@ import (
 // BenchmarkHTTPTracer measures what the execution tracer costs a
 // scheduler-heavy server: a net/http server on loopback with 16 keep-alive
 // clients and 2 KiB responses (the design note's workload), recorded with
-// the default preset (off) and with the tracer's types on (stream), side
-// by side: -count N interleaves them. It reports requests per second and
+// the default preset (off) and with the tracer's types on: streamed into
+// a file recording, or kept in the flight recorder for a ring (converted
+// only at a dump, which this does not do); -count N interleaves them. It reports requests per second and
 // the memory the Go runtime holds from the OS at the end (go-MiB: Sys
 // less what the heap released), the tracer's buffers included.
 func BenchmarkHTTPTracer(b *testing.B) {
@@ -29,15 +31,19 @@ func BenchmarkHTTPTracer(b *testing.B) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	url := fmt.Sprintf("http://%s/", ln.Addr())
-	for _, mode := range []string{"off", "stream"} {
+	for _, mode := range []string{"file-off", "file-stream", "ring-off", "ring-flight"} {
 		b.Run(mode, func(b *testing.B) {
 			settings, _ := Preset("default")
-			if mode == "stream" {
+			if strings.HasSuffix(mode, "stream") || strings.HasSuffix(mode, "flight") {
 				for _, n := range tracerTypeNames {
 					settings[n] = Setting{Enabled: Bool(true), Threshold: Duration(tracerThresholds[n])}
 				}
 			}
-			rec, err := Start(WithRing(32<<20, 0), WithSettings(settings))
+			dest := WithRing(32<<20, 0) // rings take the flight recorder
+			if strings.HasPrefix(mode, "file") {
+				dest = WithFile(filepath.Join(b.TempDir(), "bench.jfr")) // files, the stream
+			}
+			rec, err := Start(dest, WithSettings(settings))
 			if err != nil {
 				b.Fatal(err)
 			}
