@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -350,9 +351,21 @@ func (c *Converter) goTransition(ev *trace.Event, st *trace.StateTransition) {
 
 // unblocked converts a wait that ended at t.
 func (c *Converter) unblocked(g trace.GoID, s *gState, t trace.Time) {
+	d := int64(t - s.since)
 	e := Event{Start: c.wall(s.since), End: c.wall(t), G: g, Other: s.waker, Stack: s.stack}
 	switch s.reason {
 	case "sync":
+		// Most waits are short: look at the stack only for one that
+		// either kind would keep.
+		lo := int64(math.MaxInt64)
+		for _, k := range [...]Kind{MonitorEnter, ThreadPark} {
+			if th := c.threshold[k].Load(); th >= 0 {
+				lo = min(lo, th)
+			}
+		}
+		if d < lo {
+			return
+		}
 		e.Class = syncClass(s.stack)
 		if e.Class == "sync.Mutex" || e.Class == "sync.RWMutex" {
 			e.Kind = MonitorEnter
@@ -372,7 +385,7 @@ func (c *Converter) unblocked(g trace.GoID, s *gState, t trace.Time) {
 	default:
 		return // GC and system waits, preemption: not a wait of the program's
 	}
-	if th := c.threshold[e.Kind].Load(); th >= 0 && int64(t-s.since) >= th {
+	if th := c.threshold[e.Kind].Load(); th >= 0 && d >= th {
 		c.add(e)
 	}
 }
