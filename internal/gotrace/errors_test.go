@@ -19,12 +19,14 @@ func TestBadInput(t *testing.T) {
 		{"empty", nil, "not a Go execution trace"},
 		{"text", []byte("hello, this is not a trace\n"), "not a Go execution trace"},
 		{"jfr", []byte("FLR\x00\x00\x02\x00\x01"), "not a Go execution trace"},
-		{"header only", data[:16], "not a Go execution trace: no events"},
+		// "no events" (Go 1.26 traces), "truncated trace" (1.25's).
+		{"header only", data[:16], ""},
 		{"truncated", data[:len(data)*2/3], "byte offset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Convert(bytes.NewReader(tc.in), io.Discard, Options{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
+			if err == nil || !strings.Contains(err.Error(), tc.want) ||
+				tc.want == "" && !strings.Contains(err.Error(), "no events") && !strings.Contains(err.Error(), "truncated trace") {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 			t.Log(err)
