@@ -18,7 +18,8 @@ import (
 // clients and 2 KiB responses (the design note's workload), recorded with
 // the default preset (off) and with the tracer's types on: streamed into
 // a file recording, or kept in the flight recorder for a ring (converted
-// only at a dump, which this does not do); -count N interleaves them. It reports requests per second and
+// only at a dump, which this does not do). -count repeats each mode in a
+// row: to interleave them, run the benchmark several times with -count 1. It reports requests per second and
 // the memory the Go runtime holds from the OS at the end (go-MiB: Sys
 // less what the heap released), the tracer's buffers included.
 func BenchmarkHTTPTracer(b *testing.B) {
