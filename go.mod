@@ -4,7 +4,10 @@ go 1.25.0
 
 tool honnef.co/go/tools/cmd/staticcheck
 
-require golang.org/x/tools v0.49.0
+require (
+	golang.org/x/exp v0.0.0-20260813180055-c1d0aacb2297
+	golang.org/x/tools v0.49.0
+)
 
 require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.28.0 // indirect

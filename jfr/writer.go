@@ -27,6 +27,11 @@ type WriterOptions struct {
 	// Now returns the current tick. Close uses it to end a chunk still
 	// open. Default: StartTicks plus the monotonic time since NewWriter.
 	Now func() int64
+	// MetadataID is the id of the first metadata, the next ones counting
+	// up from it; default 1. Chunks to be appended to another writer's
+	// need ids of their own: readers reuse the previous chunk's metadata
+	// when the id is the same.
+	MetadataID int64
 }
 
 // Writer writes a JFR recording, chunk by chunk, to an io.Writer.
@@ -108,6 +113,7 @@ func NewWriter(w io.Writer, opts *WriterOptions) *Writer {
 		now:       o.Now,
 		nextStart: o.StartTicks,
 		poolOf:    make(map[*Class]*poolBuf),
+		mdID:      max(o.MetadataID, 1) - 1,
 	}
 	if wr.now == nil {
 		wr.now = func() int64 { return o.StartTicks + wr.ticksOf(int64(time.Since(t0))) }

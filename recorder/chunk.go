@@ -11,6 +11,7 @@ import (
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/gotrace"
 	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/internal/spec"
 	"github.com/flightrec/flightrec/jfr"
@@ -20,7 +21,7 @@ import (
 // (spec.JDKEvents), and the JDK types declared for consumers that join on
 // them though no event of them is written.
 var (
-	rawTypeNames  = append([]string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}, runtimeTypeNames...)
+	rawTypeNames  = append(append([]string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}, runtimeTypeNames...), tracerTypeNames...)
 	declaredTypes = []string{"jdk.OldGarbageCollection", "jdk.YoungGarbageCollection", "jdk.Shutdown"}
 )
 
@@ -32,7 +33,9 @@ type chunkInput struct {
 	settings   map[string]resolved
 	samples    []cpuSample
 	runtime    []jdkRecord
-	sampler    string // the CPU sampler's state, for jdk.ExecutionSample's settings
+	sampler    string          // the CPU sampler's state, for jdk.ExecutionSample's settings
+	traced     []gotrace.Event // from the execution tracer (tracer.go)
+	tracer     string          // why the tracer does not run, for its types' settings
 	dropped    *batch.Session
 }
 
@@ -55,7 +58,10 @@ type chunkBuilder struct {
 	// key it has seen.
 	keys    map[string]uint64
 	nextKey uint64
-	threads map[uint64][2]string
+	// traceKey is the last key of a stack trace from the execution
+	// tracer (tracerchunk.go).
+	traceKey uint64
+	threads  map[uint64][2]string
 	// One writer serves every chunk: growing a fresh one's buffers to a
 	// chunk's size cost more than encoding it.
 	w     *jfr.Writer
@@ -93,26 +99,10 @@ func contentType(c string) jfr.ContentType {
 
 // metadata rebuilds the metadata when event types were registered.
 func (cb *chunkBuilder) metadata() error {
-	types, version := batch.Types()
-	if version == cb.mdVersion {
+	if _, version := batch.Types(); version == cb.mdVersion {
 		return nil
 	}
-	b := jfr.NewMetadataBuilder()
-	for _, d := range types {
-		id, err := declare(b, d)
-		if err != nil {
-			return err
-		}
-		if id != d.ID {
-			return fmt.Errorf("recorder: internal error: %s got id %d, emitted as %d", d.Name, id, d.ID)
-		}
-	}
-	for _, name := range append(rawTypeNames, declaredTypes...) {
-		if _, err := b.AddJDKEvent(name); err != nil {
-			return err
-		}
-	}
-	md, err := b.Build()
+	md, version, err := recorderMetadata()
 	if err != nil {
 		return err
 	}
@@ -122,6 +112,29 @@ func (cb *chunkBuilder) metadata() error {
 		cb.raw[n] = md.ClassByName(n)
 	}
 	return nil
+}
+
+// recorderMetadata declares the registered event types and the recorder's
+// own, and returns it with the registry's version.
+func recorderMetadata() (*jfr.Metadata, uint64, error) {
+	types, version := batch.Types()
+	b := jfr.NewMetadataBuilder()
+	for _, d := range types {
+		id, err := declare(b, d)
+		if err != nil {
+			return nil, 0, err
+		}
+		if id != d.ID {
+			return nil, 0, fmt.Errorf("recorder: internal error: %s got id %d, emitted as %d", d.Name, id, d.ID)
+		}
+	}
+	for _, name := range append(rawTypeNames, declaredTypes...) {
+		if _, err := b.AddJDKEvent(name); err != nil {
+			return nil, 0, err
+		}
+	}
+	md, err := b.Build()
+	return md, version, err
 }
 
 // pools interns the chunk's constants.
@@ -188,14 +201,18 @@ func (p *pools) funcRef(id uint64) {
 	p.add(spec.Method, id, p.methodValue(fn))
 }
 
-func (p *pools) methodValue(fn string) jfr.Value {
-	pkg, name := spec.SplitFunc(fn)
-	ck := p.intern(spec.Class, pkg, func(ck uint64) {
+// class interns a jdk.types.Class named name, in no package.
+func (p *pools) class(name string) uint64 {
+	return p.intern(spec.Class, name, func(ck uint64) {
 		p.add(spec.Class, ck, jfr.StructValue(p.c[spec.Class], jfr.RefValue(p.c[spec.ClassLoader], 0),
-			jfr.RefValue(p.c[spec.Symbol], p.symbol(pkg)), jfr.RefValue(p.c[spec.Package], 0),
+			jfr.RefValue(p.c[spec.Symbol], p.symbol(name)), jfr.RefValue(p.c[spec.Package], 0),
 			jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false)))
 	})
-	return jfr.StructValue(p.c[spec.Method], jfr.RefValue(p.c[spec.Class], ck),
+}
+
+func (p *pools) methodValue(fn string) jfr.Value {
+	pkg, name := spec.SplitFunc(fn)
+	return jfr.StructValue(p.c[spec.Method], jfr.RefValue(p.c[spec.Class], p.class(pkg)),
 		jfr.RefValue(p.c[spec.Symbol], p.symbol(name)), jfr.RefValue(p.c[spec.Symbol], p.symbol("()V")),
 		jfr.IntValue(jfr.KindInt, 0), jfr.BoolValue(false))
 }
@@ -441,6 +458,7 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		}
 	}
 	cb.writeRuntime(p, in)
+	cb.writeTraced(p, ch, in)
 	if len(in.samples) > 0 && at("jdk.ExecutionSample") {
 		if _, ok := ch.threads[sampleThread]; !ok {
 			ch.threads[sampleThread] = struct{}{}
@@ -500,6 +518,9 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 				}
 				if c.Name == "jdk.ExecutionSample" && in.sampler != "" {
 					set("sampler", in.sampler)
+				}
+				if _, traced := tracedKinds[c.Name]; traced && in.tracer != "" {
+					set("tracer", in.tracer)
 				}
 			}
 		}

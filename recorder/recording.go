@@ -225,6 +225,12 @@ func (r *Recording) Dump(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The execution tracer's flight recorder, converted now (tracer.go).
+	traced, err := theSession.flightDump()
+	if err != nil {
+		return err
+	}
+	data = append(data, traced...)
 	markFinal(data)
 	_, err = w.Write(data)
 	return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/gotrace"
 	"github.com/flightrec/flightrec/internal/spec"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -62,6 +63,17 @@ type runtimeEvents struct {
 	samplerStatus string // what jdk.ActiveSetting says of the sampler
 	samples       []cpuSample
 
+	// The execution tracer, while a recording enables one of its types
+	// (tracer.go).
+	tracer       *tracer
+	tracerStatus string
+	traced       []gotrace.Event // left by a tracer that stopped
+	// tracedGCs are the GC cycles (first, last] whose events came from
+	// the tracer.
+	tracedGCs [2]uint32
+	flight    *flightTracer // instead of tracer while every recording is a ring
+	ringOnly  bool
+
 	lastGC      uint32
 	lastForced  uint32
 	lastGoal    uint64
@@ -90,6 +102,11 @@ func (rt *runtimeEvents) close() {
 	<-rt.done
 	rt.mu.Lock()
 	rt.stopSampler()
+	rt.stopTracer()
+	if rt.flight != nil {
+		rt.flight.fr.Stop()
+		rt.flight = nil
+	}
 	rt.mu.Unlock()
 }
 
@@ -106,6 +123,7 @@ func (rt *runtimeEvents) setPeriods(m map[string]resolved) {
 			rt.periods[n] = max(v.period, 10*time.Millisecond)
 		}
 	}
+	rt.setTracer(m)
 	period, want := rt.periods["jdk.ExecutionSample"]
 	switch {
 	case !want:
@@ -202,11 +220,14 @@ func (rt *runtimeEvents) onGC() {
 			rt.add("jdk.GCHeapSummary", jfr.IntValue(jfr.KindLong, start), gcID, jfr.RefValue(nil, spec.GCBefore), heap,
 				jfr.IntValue(jfr.KindLong, int64(rt.lastGoal)))
 		}
-		if rt.enabled["jdk.GarbageCollection"] {
+		// While the execution tracer runs, GC cycles and pauses come
+		// from it, exact.
+		traced := id > rt.tracedGCs[0] && id <= rt.tracedGCs[1]
+		if rt.enabled["jdk.GarbageCollection"] && !traced {
 			rt.add("jdk.GarbageCollection", jfr.IntValue(jfr.KindLong, start), jfr.IntValue(jfr.KindLong, pause), gcID,
 				jfr.RefValue(nil, spec.GCNameGo), jfr.RefValue(nil, cause), jfr.IntValue(jfr.KindLong, pause), jfr.IntValue(jfr.KindLong, pause))
 		}
-		if rt.enabled["jdk.GCPhasePause"] {
+		if rt.enabled["jdk.GCPhasePause"] && !traced {
 			rt.add("jdk.GCPhasePause", jfr.IntValue(jfr.KindLong, start), jfr.IntValue(jfr.KindLong, pause), jfr.RefValue(nil, 0), gcID,
 				jfr.StringValue("GC Pause"))
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/gotrace"
 	"github.com/flightrec/flightrec/internal/pin"
 )
 
@@ -92,6 +93,13 @@ func (ss *session) add(r *Recording) {
 func (ss *session) remove(r *Recording) {
 	ss.life.Lock()
 	defer ss.life.Unlock()
+	ss.mu.Lock()
+	if rt := ss.runtime; rt != nil && len(ss.recordings) == 1 && ss.recordings[0] == r {
+		ss.mu.Unlock()
+		rt.finishTracer() // its last generation goes into the last chunk
+	} else {
+		ss.mu.Unlock()
+	}
 	ss.cutNow()
 	ss.mu.Lock()
 	i := slices.Index(ss.recordings, r)
@@ -135,7 +143,7 @@ func (ss *session) merged() map[string]resolved {
 	}
 	for _, n := range rawTypeNames {
 		names = append(names, n)
-		defs[n] = [2]bool{true, false}
+		defs[n] = [2]bool{!slices.Contains(tracerTypeNames, n), false} // the tracer is opt-in
 	}
 	for _, r := range ss.recordings {
 		st := r.currentSettings()
@@ -169,8 +177,25 @@ func (ss *session) applySettings() {
 		ss.applyTo(d, m)
 	}
 	if ss.runtime != nil {
+		ringOnly := true
+		for _, r := range ss.recordings {
+			ringOnly = ringOnly && r.cfg.ring
+		}
+		ss.runtime.setRingOnly(ringOnly)
 		ss.runtime.setPeriods(m)
 	}
+}
+
+// flightDump returns the flight recorder's trace as chunks to append to a
+// ring's dump (tracer.go), or nil.
+func (ss *session) flightDump() ([]byte, error) {
+	ss.mu.Lock()
+	rt, cal := ss.runtime, ss.chunkClock
+	ss.mu.Unlock()
+	if rt == nil {
+		return nil, nil
+	}
+	return rt.flightDump(cal)
 }
 
 func (ss *session) applyTo(d *batch.Desc, m map[string]resolved) {
@@ -441,13 +466,18 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq) 
 	var samples []cpuSample
 	var runtimeRecs []jdkRecord
 	var sampler string
+	var traced []gotrace.Event
+	var tracerStatus string
 	if rt != nil {
 		samples, runtimeRecs, sampler = rt.take()
+		var lost []jdkRecord
+		traced, lost, tracerStatus = rt.takeTraced()
+		runtimeRecs = append(runtimeRecs, lost...)
 	}
 	age, size := ss.chunkLimits()
 	return chunkJob{in: chunkInput{
 		start: start, end: end, clock: startClock, recs: recs, recordings: recordings, settings: merged,
-		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s,
+		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s, traced: traced, tracer: tracerStatus,
 	}, req: req, maxAge: age, maxSize: size}
 }
 

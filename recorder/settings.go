@@ -63,6 +63,11 @@ func Preset(name string) (Settings, error) {
 		for _, n := range []string{"jdk.SocketRead", "jdk.SocketWrite", "jdk.FileRead", "jdk.FileWrite", "jdk.FileForce"} {
 			s[n] = Setting{Threshold: Duration(10 * time.Millisecond)} // the JDK's profile.jfc
 		}
+		// The execution tracer's types (tracer.go), with the JDK
+		// profile's thresholds.
+		for _, n := range tracerTypeNames {
+			s[n] = Setting{Enabled: Bool(true), Threshold: Duration(tracerThresholds[n])}
+		}
 		return s, nil
 	}
 	return nil, fmt.Errorf("recorder: unknown preset %q (want default or profile)", name)

@@ -36,6 +36,7 @@ func guarded(c *cli.Command) *cli.Command {
 func commands() []*cli.Command {
 	cmds := []*cli.Command{summaryCmd, printCmd, metadataCmd, demoCmd, flowCmd, genCmd,
 		probeCmd, exportCmd, viewCmd, ctlCmd, assembleCmd,
+		importCmd,
 	}
 	for i, c := range cmds {
 		cmds[i] = guarded(c)

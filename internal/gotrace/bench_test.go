@@ -1,0 +1,111 @@
+package gotrace
+
+import (
+	"bytes"
+	"io"
+	"runtime/trace"
+	"sync"
+	"testing"
+	"time"
+
+	xtrace "golang.org/x/exp/trace"
+)
+
+var (
+	benchOnce  sync.Once
+	benchTrace []byte
+)
+
+// schedulerTrace traces a scheduler-heavy workload for 500 ms: goroutines
+// handing requests to workers over channels, a contended mutex and a
+// sync.Cond, as a server does; a trace like the design note's HTTP one.
+func schedulerTrace(b *testing.B) []byte {
+	benchOnce.Do(func() {
+		var buf bytes.Buffer
+		if err := trace.Start(&buf); err != nil {
+			b.Fatal(err)
+		}
+		stop := time.Now().Add(500 * time.Millisecond)
+		reqs := make(chan chan int)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range reqs {
+					mu.Lock()
+					sink++
+					mu.Unlock()
+					r <- 1
+				}
+			}()
+		}
+		var cwg sync.WaitGroup
+		for range 16 {
+			cwg.Add(1)
+			go func() {
+				defer cwg.Done()
+				r := make(chan int)
+				for time.Now().Before(stop) {
+					reqs <- r
+					<-r
+				}
+			}()
+		}
+		cwg.Wait()
+		close(reqs)
+		wg.Wait()
+		trace.Stop()
+		benchTrace = buf.Bytes()
+	})
+	return benchTrace
+}
+
+// BenchmarkReadTrace is the peer: x/exp/trace reading every event and
+// nothing else, the floor under any converter built on it.
+func BenchmarkReadTrace(b *testing.B) {
+	data := schedulerTrace(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := xtrace.NewReader(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkConvert converts the trace into events, without writing them.
+func BenchmarkConvert(b *testing.B) {
+	data := schedulerTrace(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := NewConverter(Options{}).Convert(bytes.NewReader(data), func(*Generation) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkConvertJFR converts the trace into a recording, as `flightrec
+// import` does (the goal: 30 MB/s of trace on one core).
+func BenchmarkConvertJFR(b *testing.B) {
+	data := schedulerTrace(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Convert(bytes.NewReader(data), io.Discard, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package gotrace
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestBadInput checks that what is not a whole trace gives an error that
+// says so, and never a panic.
+func TestBadInput(t *testing.T) {
+	data := workloadTrace(t)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "not a Go execution trace"},
+		{"text", []byte("hello, this is not a trace\n"), "not a Go execution trace"},
+		{"jfr", []byte("FLR\x00\x00\x02\x00\x01"), "not a Go execution trace"},
+		// "no events" (Go 1.26 traces), "truncated trace" (1.25's).
+		{"header only", data[:16], ""},
+		{"truncated", data[:len(data)*2/3], "byte offset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Convert(bytes.NewReader(tc.in), io.Discard, Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) ||
+				tc.want == "" && !strings.Contains(err.Error(), "no events") && !strings.Contains(err.Error(), "truncated trace") {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			t.Log(err)
+		})
+	}
+	// Every cut of the trace either converts its complete generations or
+	// fails with an error; none panics.
+	for cut := 0; cut < len(data); cut += 1 + len(data)/97 {
+		err := Convert(bytes.NewReader(data[:cut]), io.Discard, Options{})
+		if err == nil && cut < len(data)-1 {
+			t.Logf("cut at %d of %d converted without error", cut, len(data))
+		}
+	}
+}
