@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHTTPTransport fetches 10,000 bytes over HTTP/1.1 and over HTTP/2 on
@@ -47,6 +48,10 @@ func TestHTTPTransport(t *testing.T) {
 			}
 			tr.CloseIdleConnections()
 			srv.Close()
+			// Close does not wait for HTTP/2's frame-writing goroutines:
+			// one may be between a Write that the client has read and
+			// the event's Commit (seen at load average 25).
+			time.Sleep(500 * time.Millisecond)
 		})
 		if want := map[bool]string{false: "HTTP/1.1", true: "HTTP/2.0"}[tls]; proto != want {
 			t.Errorf("TLS %t: %s, want %s", tls, proto, want)
