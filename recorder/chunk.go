@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // (spec.JDKEvents), and the JDK types declared for consumers that join on
 // them though no event of them is written.
 var (
-	rawTypeNames  = append([]string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}, runtimeTypeNames...)
+	rawTypeNames  = slices.Concat([]string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}, runtimeTypeNames, factTypeNames)
 	declaredTypes = []string{"jdk.OldGarbageCollection", "jdk.YoungGarbageCollection", "jdk.Shutdown"}
 )
 
@@ -60,6 +61,7 @@ type chunkBuilder struct {
 	w     *jfr.Writer
 	out   chunkParts
 	chunk chunkState
+	facts *sysFacts
 
 	// namesVersion is batch.NamesVersion when threads was filled.
 	namesVersion uint64
@@ -67,7 +69,7 @@ type chunkBuilder struct {
 
 func newChunkBuilder(ss *session) *chunkBuilder {
 	return &chunkBuilder{ss: ss, symCache: make(map[uintptr][]frameInfo), mdVersion: ^uint64(0),
-		keys: map[string]uint64{}, threads: map[uint64][2]string{}}
+		keys: map[string]uint64{}, threads: map[uint64][2]string{}, facts: newSysFacts()}
 }
 
 // kindTypes declares uint16 and uint32 fields one size up: their varints
@@ -428,6 +430,22 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		}
 	}
 	cb.writeRuntime(p, in)
+	fact := func(name string, vals ...jfr.Value) {
+		if at(name) && p.err == nil {
+			p.err = w.WriteEvent(cb.raw[name], vals)
+		}
+	}
+	if ch.first {
+		var redact []string
+		for _, r := range in.recordings {
+			redact = append(redact, r.cfg.envRedaction...)
+		}
+		cb.writeEnums(p)
+		cb.facts.begin(in.start, redact, fact)
+	}
+	if cut {
+		cb.facts.end(in.end, fact)
+	}
 	if len(in.samples) > 0 && at("jdk.ExecutionSample") {
 		if _, ok := ch.threads[sampleThread]; !ok {
 			ch.threads[sampleThread] = struct{}{}
@@ -474,6 +492,9 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 	if at("jdk.ActiveSetting") && !maps.Equal(ch.settings, in.settings) {
 		ch.settings = in.settings
 		for _, c := range cb.md.EventTypes() {
+			if slices.Contains(declaredTypes, c.Name) {
+				continue // never written: no settings to speak of
+			}
 			v, on := in.settings[c.Name]
 			set := func(name, val string) {
 				ev("jdk.ActiveSetting", noDuration, noThread, noStack, jfr.IntValue(jfr.KindLong, c.ID), jfr.StringValue(name), jfr.StringValue(val))
@@ -482,7 +503,9 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			if on {
 				set("threshold", fmt.Sprintf("%d ns", v.threshold.Nanoseconds()))
 				set("stackTrace", fmt.Sprint(v.stack))
-				if v.period > 0 {
+				if period, ok := factPeriods[c.Name]; ok {
+					set("period", period)
+				} else if v.period > 0 {
 					set("period", fmt.Sprintf("%d ms", v.period.Milliseconds()))
 				}
 				if c.Name == "jdk.ExecutionSample" && in.sampler != "" {

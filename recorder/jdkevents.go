@@ -20,6 +20,18 @@ func (cb *chunkBuilder) writeRuntime(p *pools, in chunkInput) {
 	if len(in.runtime) == 0 {
 		return
 	}
+	cb.writeEnums(p)
+	for _, r := range in.runtime {
+		if _, on := in.settings[r.name]; !on || p.err != nil {
+			continue
+		}
+		p.err = p.w.WriteEvent(cb.raw[r.name], r.vals)
+	}
+}
+
+// writeEnums adds the constants of the JDK enumerations the runtime events
+// and the system facts refer to, once per chunk.
+func (cb *chunkBuilder) writeEnums(p *pools) {
 	for _, e := range []struct {
 		class string
 		enum  map[uint64]string
@@ -34,11 +46,5 @@ func (cb *chunkBuilder) writeRuntime(p *pools, in chunkInput) {
 				p.err = p.w.AddConstant(c, k, jfr.StringValue(v))
 			}
 		}
-	}
-	for _, r := range in.runtime {
-		if _, on := in.settings[r.name]; !on || p.err != nil {
-			continue
-		}
-		p.err = p.w.WriteEvent(cb.raw[r.name], r.vals)
 	}
 }
