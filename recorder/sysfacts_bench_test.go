@@ -1,0 +1,99 @@
+package recorder
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkSystemFacts measures what the system facts cost an HTTP server:
+// 4 keep-alive clients on loopback get 2 KiB responses, in rounds of
+// 4000 requests, each under a recording of its own (the preset default),
+// with the facts on and off in turn, each first in turn, so that drift in
+// the machine's speed falls on both alike. Chunks are cut every 100 ms,
+// and the facts written at each, where a file recording cuts one per
+// 12 MB: this bounds their cost from above. It reports the requests per
+// second of each and facts-overhead-%, how much longer the rounds with
+// facts took than the rounds beside them (the median of the pairs, which
+// a round slowed by the machine's other work moves least). b.N counts
+// requests.
+func BenchmarkSystemFacts(b *testing.B) {
+	const clients, perRound = 4, 4000
+	body := bytes.Repeat([]byte("x"), 2048)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
+	defer srv.Close()
+	tr := srv.Client().Transport.(*http.Transport)
+	tr.MaxIdleConnsPerHost = clients
+	client := &http.Client{Transport: tr}
+	get := func() {
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	round := func() time.Duration {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for range clients {
+			wg.Go(func() {
+				for range perRound / clients {
+					get()
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(t0)
+	}
+	noFacts := Settings{}
+	for _, name := range factTypeNames {
+		noFacts[name] = Setting{Enabled: Bool(false)}
+	}
+	for range perRound { // warm the connections and the server up
+		get()
+	}
+	var with, without time.Duration
+	var rounds int
+	var ratios []float64
+	b.ResetTimer()
+	for n := 0; n < b.N; n += 2 * perRound {
+		var pair [2]time.Duration
+		for k := range 2 {
+			facts := k == rounds%2
+			opts := []Option{WithRing(16<<20, 0), WithMaxChunkAge(100 * time.Millisecond)}
+			if !facts {
+				opts = append(opts, WithSettings(noFacts))
+			}
+			rec, err := Start(opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := round()
+			if err := rec.Stop(); err != nil {
+				b.Fatal(err)
+			}
+			if facts {
+				with += d
+				pair[0] = d
+			} else {
+				without += d
+				pair[1] = d
+			}
+		}
+		ratios = append(ratios, float64(pair[0])/float64(pair[1]))
+		rounds++
+	}
+	b.StopTimer()
+	n := float64(rounds * perRound)
+	b.ReportMetric(n/with.Seconds(), "req/s-facts")
+	b.ReportMetric(n/without.Seconds(), "req/s-nofacts")
+	slices.Sort(ratios)
+	b.ReportMetric(100*(ratios[len(ratios)/2]-1), "facts-overhead-%")
+}
