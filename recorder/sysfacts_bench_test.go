@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flightrec/flightrec/jfr"
 )
 
 // BenchmarkSystemFacts measures what the system facts cost an HTTP server:
@@ -96,4 +98,17 @@ func BenchmarkSystemFacts(b *testing.B) {
 	b.ReportMetric(n/without.Seconds(), "req/s-nofacts")
 	slices.Sort(ratios)
 	b.ReportMetric(100*(ratios[len(ratios)/2]-1), "facts-overhead-%")
+}
+
+// BenchmarkFactsPerChunk measures what gathering the facts of one chunk
+// (its start's and its end's) costs the chunk writer, without encoding.
+func BenchmarkFactsPerChunk(b *testing.B) {
+	sf := newSysFacts()
+	events := 0
+	count := func(string, ...jfr.Value) { events++ }
+	for b.Loop() {
+		sf.begin(0, DefaultEnvRedaction, count)
+		sf.end(0, count)
+	}
+	b.ReportMetric(float64(events)/float64(b.N), "events/chunk")
 }

@@ -183,26 +183,50 @@ func eachProcess(f func(pid, cmdline string)) {
 		}
 	}
 	slices.Sort(pids)
+	buf := make([]byte, maxCommandLine)
 	for _, pid := range pids {
 		dir := "/proc/" + strconv.Itoa(pid)
-		cmd, err := os.ReadFile(dir + "/cmdline")
-		if err != nil {
+		cmd, ok := readSmall(dir+"/cmdline", buf)
+		if !ok {
 			continue // gone since
 		}
 		cmd = bytes.TrimRight(cmd, "\x00")
-		if len(cmd) > maxCommandLine {
-			cmd = cmd[:maxCommandLine]
-		}
 		line := string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
 		if line == "" {
-			comm, err := os.ReadFile(dir + "/comm")
-			if err != nil {
+			comm, ok := readSmall(dir+"/comm", buf)
+			if !ok {
 				continue
 			}
 			line = "[" + strings.TrimSpace(string(comm)) + "]"
 		}
 		f(strconv.Itoa(pid), line)
 	}
+}
+
+// readSmall reads up to len(buf) bytes of a /proc file into buf: open,
+// read, close, without os.ReadFile's stat and growing buffer, since
+// eachProcess reads a file of every process.
+func readSmall(path string, buf []byte) ([]byte, bool) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for n < len(buf) {
+		k, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	return buf[:n], true
 }
 
 // processStart returns when the process started: /proc/self/stat's
