@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,12 +11,30 @@ import (
 // TestMachineFacts checks the facts read from /proc and /sys against the
 // files, read here on their own: the kernel release, the processor count,
 // total memory, a context-switch rate, and this process among the
-// processes with its command line.
+// processes with its command line; and that jfr summary counts the
+// events our reader reads.
 func TestMachineFacts(t *testing.T) {
-	facts := recordFacts(t)
+	facts, path := recordFactsFile(t)
 	for _, name := range factTypeNames {
 		if len(facts[name]) == 0 {
 			t.Errorf("no %s", name)
+		}
+	}
+	if jfrBin, err := exec.LookPath("jfr"); err == nil {
+		out, err := exec.Command(jfrBin, "summary", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("jfr summary: %v\n%s", err, out)
+		}
+		counts := map[string]string{}
+		for line := range strings.Lines(string(out)) {
+			if f := strings.Fields(line); len(f) == 3 {
+				counts[f[0]] = f[1]
+			}
+		}
+		for _, name := range factTypeNames {
+			if counts[name] != strconv.Itoa(len(facts[name])) {
+				t.Errorf("jfr summary counts %s %q, our reader %d", name, counts[name], len(facts[name]))
+			}
 		}
 	}
 	release, err := os.ReadFile("/proc/sys/kernel/osrelease")

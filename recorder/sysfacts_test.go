@@ -23,6 +23,13 @@ type fact map[string]any
 // default) and returns the events of the fact types, by type.
 func recordFacts(t *testing.T, opts ...Option) map[string][]fact {
 	t.Helper()
+	facts, _ := recordFactsFile(t, opts...)
+	return facts
+}
+
+// recordFactsFile is recordFacts, and the file's path.
+func recordFactsFile(t *testing.T, opts ...Option) (map[string][]fact, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "facts.jfr")
 	rec, err := Start(append([]Option{WithFile(path)}, opts...)...)
 	if err != nil {
@@ -36,7 +43,7 @@ func recordFacts(t *testing.T, opts ...Option) map[string][]fact {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return factsOf(t, data)
+	return factsOf(t, data), path
 }
 
 func factsOf(t *testing.T, data []byte) map[string][]fact {
