@@ -431,7 +431,7 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 	}
 	cb.writeRuntime(p, in)
 	fact := func(name string, vals ...jfr.Value) {
-		if at(name) && p.err == nil {
+		if p.err == nil {
 			p.err = w.WriteEvent(cb.raw[name], vals)
 		}
 	}
@@ -441,10 +441,10 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			redact = append(redact, r.cfg.envRedaction...)
 		}
 		cb.writeEnums(p)
-		cb.facts.begin(in.start, redact, fact)
+		cb.facts.begin(in.start, redact, at, fact)
 	}
 	if cut {
-		cb.facts.end(in.end, fact)
+		cb.facts.end(in.end, at, fact)
 	}
 	if len(in.samples) > 0 && at("jdk.ExecutionSample") {
 		if _, ok := ch.threads[sampleThread]; !ok {

@@ -108,32 +108,39 @@ func newSysFacts() *sysFacts {
 	return sf
 }
 
-// factWriter writes one fact event (all its fields, startTime first) if
-// its type is on.
+// factWriter writes one fact event (all its fields, startTime first).
 type factWriter func(name string, vals ...jfr.Value)
+
+// factsOn tells whether a fact type is enabled: facts of disabled types
+// are not gathered at all.
+type factsOn func(name string) bool
 
 func long(n int64) jfr.Value  { return jfr.IntValue(jfr.KindLong, n) }
 func integer(n int) jfr.Value { return jfr.IntValue(jfr.KindInt, int64(n)) }
 func str(s string) jfr.Value  { return jfr.StringValue(s) }
 
 // begin writes the facts of a chunk's start, at ticks.
-func (sf *sysFacts) begin(ticks int64, redact []string, write factWriter) {
+func (sf *sysFacts) begin(ticks int64, redact []string, on factsOn, write factWriter) {
 	now := long(ticks)
 	gogc, limit, procs := goSettings()
-	write("jdk.JVMInformation", now, str("Go runtime"), str(runtime.Version()), str(""), str(sf.flags(gogc, limit, procs)), str(sf.args),
-		long(sf.startTime.UnixMilli()), long(int64(os.Getpid())))
-	if sf.os != "" {
+	if on("jdk.JVMInformation") {
+		write("jdk.JVMInformation", now, str("Go runtime"), str(runtime.Version()), str(""), str(sf.flags(gogc, limit, procs)), str(sf.args),
+			long(sf.startTime.UnixMilli()), long(int64(os.Getpid())))
+	}
+	if sf.os != "" && on("jdk.OSInformation") {
 		write("jdk.OSInformation", now, str(sf.os))
 	}
-	if sf.cpuOK {
+	if sf.cpuOK && on("jdk.CPUInformation") {
 		write("jdk.CPUInformation", now, str(sf.cpu.cpu), str(sf.cpu.description), integer(sf.cpu.sockets), integer(sf.cpu.cores), integer(sf.cpu.threads))
 	}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if redacted(k, redact) {
-			v = RedactedValue
+	if on("jdk.InitialEnvironmentVariable") {
+		for _, kv := range os.Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			if redacted(k, redact) {
+				v = RedactedValue
+			}
+			write("jdk.InitialEnvironmentVariable", now, str(k), str(v))
 		}
-		write("jdk.InitialEnvironmentVariable", now, str(k), str(v))
 	}
 	// Go's collector is one concurrent mark-sweep collector, neither
 	// generational nor parallel in the JDK's sense: stop-the-world work
@@ -141,8 +148,10 @@ func (sf *sysFacts) begin(ticks int64, redact []string, write factWriter) {
 	// runtime's dedicated mark workers, rounded); idle Ps and assists
 	// join, so the count is dynamic. runtime.GC runs a concurrent cycle.
 	// Go has no pause goal (N/A, as the JDK writes it) or time ratio (0).
-	write("jdk.GCConfiguration", now, jfr.RefValue(nil, spec.GCNameNone), jfr.RefValue(nil, spec.GCNameGo), integer(procs),
-		integer(int(float64(procs)*0.25+0.5)), jfr.BoolValue(true), jfr.BoolValue(true), jfr.BoolValue(false), long(math.MinInt64), integer(0))
+	if on("jdk.GCConfiguration") {
+		write("jdk.GCConfiguration", now, jfr.RefValue(nil, spec.GCNameNone), jfr.RefValue(nil, spec.GCNameGo), integer(procs),
+			integer(int(float64(procs)*0.25+0.5)), jfr.BoolValue(true), jfr.BoolValue(true), jfr.BoolValue(false), long(math.MinInt64), integer(0))
+	}
 	// maxSize is GOMEMLIMIT, a soft limit (math.MaxInt64: none); minSize
 	// the runtime's smallest heap goal, 4 MiB scaled by GOGC; Go has no
 	// initial heap size, compressed pointers or object header alignment
@@ -151,26 +160,37 @@ func (sf *sysFacts) begin(ticks int64, redact []string, write factWriter) {
 	if gogc > 0 {
 		minHeap = 4 << 20 * gogc / 100
 	}
-	write("jdk.GCHeapConfiguration", now, long(minHeap), long(limit), long(0), jfr.BoolValue(false), jfr.RefValue(nil, 0), long(8),
-		jfr.IntValue(jfr.KindByte, int64(unsafe.Sizeof(uintptr(0))*8)))
-	sf.physicalMemory(now, write)
+	if on("jdk.GCHeapConfiguration") {
+		write("jdk.GCHeapConfiguration", now, long(minHeap), long(limit), long(0), jfr.BoolValue(false), jfr.RefValue(nil, 0), long(8),
+			jfr.IntValue(jfr.KindByte, int64(unsafe.Sizeof(uintptr(0))*8)))
+	}
+	sf.physicalMemory(now, on, write)
 }
 
 // end writes the facts of a chunk's end, at ticks.
-func (sf *sysFacts) end(ticks int64, write factWriter) {
+func (sf *sysFacts) end(ticks int64, on factsOn, write factWriter) {
 	now := long(ticks)
-	sf.physicalMemory(now, write)
-	if n, ok := contextSwitches(); ok && sf.switchesRead {
-		at := time.Now()
-		if secs := at.Sub(sf.switchesAt).Seconds(); secs > 0 && n >= sf.switches {
-			write("jdk.ThreadContextSwitchRate", now, jfr.FloatValue(jfr.KindFloat, float64(n-sf.switches)/secs))
+	sf.physicalMemory(now, on, write)
+	// While the type is off nothing is read: the first rate after it is
+	// turned on again averages over the time since the last read.
+	if on("jdk.ThreadContextSwitchRate") {
+		if n, ok := contextSwitches(); ok && sf.switchesRead {
+			at := time.Now()
+			if secs := at.Sub(sf.switchesAt).Seconds(); secs > 0 && n >= sf.switches {
+				write("jdk.ThreadContextSwitchRate", now, jfr.FloatValue(jfr.KindFloat, float64(n-sf.switches)/secs))
+			}
+			sf.switches, sf.switchesAt = n, at
 		}
-		sf.switches, sf.switchesAt = n, at
 	}
-	eachProcess(func(pid, cmdline string) { write("jdk.SystemProcess", now, str(pid), str(cmdline)) })
+	if on("jdk.SystemProcess") {
+		eachProcess(func(pid, cmdline string) { write("jdk.SystemProcess", now, str(pid), str(cmdline)) })
+	}
 }
 
-func (sf *sysFacts) physicalMemory(now jfr.Value, write factWriter) {
+func (sf *sysFacts) physicalMemory(now jfr.Value, on factsOn, write factWriter) {
+	if !on("jdk.PhysicalMemory") {
+		return
+	}
 	if total, used, ok := physicalMemory(); ok {
 		write("jdk.PhysicalMemory", now, long(int64(total)), long(int64(used)))
 	}

@@ -106,9 +106,10 @@ func BenchmarkFactsPerChunk(b *testing.B) {
 	sf := newSysFacts()
 	events := 0
 	count := func(string, ...jfr.Value) { events++ }
+	all := func(string) bool { return true }
 	for b.Loop() {
-		sf.begin(0, DefaultEnvRedaction, count)
-		sf.end(0, count)
+		sf.begin(0, DefaultEnvRedaction, all, count)
+		sf.end(0, all, count)
 	}
 	b.ReportMetric(float64(events)/float64(b.N), "events/chunk")
 }

@@ -233,3 +233,15 @@ func TestActiveSettingsOfProducedTypes(t *testing.T) {
 		t.Errorf("settings of %d types, want at least the %d the recorder writes", len(settings), len(rawTypeNames))
 	}
 }
+
+// TestFactsDisabled checks that disabling the fact types leaves them all
+// out.
+func TestFactsDisabled(t *testing.T) {
+	off := Settings{}
+	for _, name := range factTypeNames {
+		off[name] = Setting{Enabled: Bool(false)}
+	}
+	if facts := recordFacts(t, WithSettings(off)); len(facts) != 0 {
+		t.Errorf("facts written while disabled: %v", facts)
+	}
+}
