@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ import (
 // (spec.JDKEvents), and the JDK types declared for consumers that join on
 // them though no event of them is written.
 var (
-	rawTypeNames  = append(append([]string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}, runtimeTypeNames...), tracerTypeNames...)
+	rawTypeNames  = slices.Concat([]string{"jdk.ExecutionSample", "jdk.DataLoss", "jdk.ActiveRecording", "jdk.ActiveSetting"}, runtimeTypeNames, tracerTypeNames, factTypeNames)
 	declaredTypes = []string{"jdk.OldGarbageCollection", "jdk.YoungGarbageCollection", "jdk.Shutdown"}
 )
 
@@ -67,6 +68,7 @@ type chunkBuilder struct {
 	w     *jfr.Writer
 	out   chunkParts
 	chunk chunkState
+	facts *sysFacts
 
 	// namesVersion is batch.NamesVersion when threads was filled.
 	namesVersion uint64
@@ -76,7 +78,7 @@ type chunkBuilder struct {
 
 func newChunkBuilder(ss *session) *chunkBuilder {
 	return &chunkBuilder{ss: ss, symCache: make(map[uintptr][]frameInfo), mdVersion: ^uint64(0),
-		keys: map[string]uint64{}, threads: map[uint64][2]string{}, steps: newSteps()}
+		keys: map[string]uint64{}, threads: map[uint64][2]string{}, steps: newSteps(), facts: newSysFacts()}
 }
 
 // kindTypes declares uint16 and uint32 fields one size up: their varints
@@ -459,6 +461,22 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 	}
 	cb.writeRuntime(p, in)
 	cb.writeTraced(p, ch, in)
+	fact := func(name string, vals ...jfr.Value) {
+		if p.err == nil {
+			p.err = w.WriteEvent(cb.raw[name], vals)
+		}
+	}
+	if ch.first {
+		var redact []string
+		for _, r := range in.recordings {
+			redact = append(redact, r.cfg.envRedaction...)
+		}
+		cb.writeEnums(p)
+		cb.facts.begin(in.start, redact, at, fact)
+	}
+	if cut {
+		cb.facts.end(in.end, at, fact)
+	}
 	if len(in.samples) > 0 && at("jdk.ExecutionSample") {
 		if _, ok := ch.threads[sampleThread]; !ok {
 			ch.threads[sampleThread] = struct{}{}
@@ -505,6 +523,9 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 	if at("jdk.ActiveSetting") && !maps.Equal(ch.settings, in.settings) {
 		ch.settings = in.settings
 		for _, c := range cb.md.EventTypes() {
+			if slices.Contains(declaredTypes, c.Name) {
+				continue // never written: no settings to speak of
+			}
 			v, on := in.settings[c.Name]
 			set := func(name, val string) {
 				ev("jdk.ActiveSetting", noDuration, noThread, noStack, jfr.IntValue(jfr.KindLong, c.ID), jfr.StringValue(name), jfr.StringValue(val))
@@ -513,7 +534,9 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			if on {
 				set("threshold", fmt.Sprintf("%d ns", v.threshold.Nanoseconds()))
 				set("stackTrace", fmt.Sprint(v.stack))
-				if v.period > 0 {
+				if period, ok := factPeriods[c.Name]; ok {
+					set("period", period)
+				} else if v.period > 0 {
 					set("period", fmt.Sprintf("%d ms", v.period.Milliseconds()))
 				}
 				if c.Name == "jdk.ExecutionSample" && in.sampler != "" {

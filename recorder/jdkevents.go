@@ -29,8 +29,8 @@ func (cb *chunkBuilder) writeRuntime(p *pools, in chunkInput) {
 	}
 }
 
-// writeEnums adds the enumerations the runtime events refer to, once a
-// chunk.
+// writeEnums adds the constants of the JDK enumerations the runtime events
+// and the system facts refer to, once per chunk.
 func (cb *chunkBuilder) writeEnums(p *pools) {
 	for _, e := range []struct {
 		class string

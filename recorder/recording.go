@@ -29,6 +29,7 @@ type config struct {
 	maxChunkAge  time.Duration
 	settings     Settings
 	onError      func(error)
+	envRedaction []string          // WithEnvRedaction
 	sink         func(seg segment) // gets each segment delivered, valid during the call (collect.go)
 }
 
@@ -101,7 +102,7 @@ var errNilRecording = errors.New("recorder: no recording (a nil *Recording: did 
 // Start starts a recording.
 func Start(opts ...Option) (*Recording, error) {
 	def, _ := Preset("default")
-	cfg := config{name: "flightrec", settings: def}
+	cfg := config{name: "flightrec", settings: def, envRedaction: DefaultEnvRedaction}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}

@@ -140,6 +140,9 @@ func (c *config) check() error {
 	case c.maxChunkAge < 0:
 		return fmt.Errorf("recorder: WithMaxChunkAge: %v, want a positive age (or 0: the default)", c.maxChunkAge)
 	}
+	if err := checkEnvRedaction(c.envRedaction); err != nil {
+		return err
+	}
 	return c.settings.check()
 }
 

@@ -43,14 +43,15 @@ var (
 
 var demoCmd = &cli.Command{
 	Name:      "demo",
-	UsageLine: "demo [--duration D] [--out FILE] [--cluster=false] [--requests N]",
+	UsageLine: "demo [--duration D] [--out FILE] [--settings default|profile] [--cluster=false] [--requests N]",
 	Short:     "record a built-in instrumented workload to demo.jfr",
 	Long: `
 Demo runs a small instrumented Go workload (goroutines serving HTTP-like
 requests that allocate and contend for a lock, with custom events
 demo.HTTPRequest and demo.LockWait) under the event recorder with the
-"profile" settings, writes the recording to demo.jfr in the working
-directory, and prints its summary and how to open it.
+settings preset --settings names ("profile" unless told: stack traces and
+CPU samples; "default": neither), writes the recording to demo.jfr in the
+working directory, and prints its summary and how to open it.
 
 It then runs a 3-node cluster on loopback TCP, one process per node with
 message-flow tracing (package flow): requests handed to worker pools,
@@ -60,6 +61,7 @@ traces and the statistics of flightrec flow. --cluster=false skips it.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Duration("duration", 3*time.Second, "how long the workload runs")
 		fs.String("out", "demo.jfr", "the recording `file`")
+		fs.String("settings", "profile", "the recorder's settings `preset`: default or profile")
 		fs.Bool("cluster", true, "also run the 3-node message-flow cluster")
 		fs.Int("requests", 20, "requests each cluster node sends")
 		fs.Int("node", -1, "internal: run cluster node `i`")
@@ -76,7 +78,10 @@ traces and the statistics of flightrec flow. --cluster=false skips it.`,
 		d := fs.Lookup("duration").Value.(flag.Getter).Get().(time.Duration)
 		o := fs.Lookup("out").Value.String()
 		dur, out := &d, &o
-		settings, _ := recorder.Preset("profile")
+		settings, err := recorder.Preset(fs.Lookup("settings").Value.String())
+		if err != nil {
+			return cli.Usagef("--settings %q: want default or profile", fs.Lookup("settings").Value.String())
+		}
 		rec, err := recorder.Start(recorder.WithName("flightrec demo"), recorder.WithFile(*out), recorder.WithSettings(settings))
 		if err != nil {
 			return err

@@ -133,7 +133,7 @@ var (
 		1025: "STATE_BLOCKED_ON_MONITOR_ENTER",
 	}
 	GCWhens  = map[uint64]string{0: "Before GC", 1: "After GC"}
-	GCNames  = map[uint64]string{100: "Go"}
+	GCNames  = map[uint64]string{12: "N/A", 100: "Go"}
 	GCCauses = map[uint64]string{0: "System.gc()", 100: "Heap Goal"}
 )
 
@@ -143,6 +143,7 @@ const (
 	GCBefore          = 0
 	GCAfter           = 1
 	GCNameGo          = 100
+	GCNameNone        = 12 // HotSpot's NA: a generation the collector does not have
 	GCCauseSystemGC   = 0
 	GCCauseHeapTarget = 100
 )

@@ -20,11 +20,6 @@ const (
 const GCCausePeriodic = 101
 
 func init() {
-	Types = append(Types,
-		Type{ID: 1140, Name: SafepointID, SuperType: SuperAnnotation, Annotations: []Annotation{{Type: Relational}}},
-		Type{ID: 1141, Name: JavaMonitorAddress, SuperType: SuperAnnotation, Annotations: []Annotation{{Type: Relational}}},
-		Type{ID: 1240, Name: VMOperationType, SimpleType: true, Annotations: []Annotation{label("VM Operation Type")}, Fields: []Field{f("type", String, "Type")}},
-	)
 	GCCauses[GCCausePeriodic] = "Periodic"
 	JDKEvents = append(JDKEvents, traceEvents...)
 }

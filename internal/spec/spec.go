@@ -110,7 +110,8 @@ const (
 	GCCause     = "jdk.types.GCCause"
 	GCWhen      = "jdk.types.GCWhen"
 	// VirtualSpace is a struct written inline, not a pool.
-	VirtualSpace = "jdk.types.VirtualSpace"
+	VirtualSpace  = "jdk.types.VirtualSpace"
+	NarrowOopMode = "jdk.types.NarrowOopMode"
 )
 
 // Units of the Timestamp, Timespan and DataAmount annotations.
@@ -352,6 +353,15 @@ var Types = []Type{
 		described(f("reservedEnd", Long, "Reserved End Address"), "End address of the reserved memory for the virtual space", MemoryAddress, ""),
 		described(f("reservedSize", Long, "Reserved Size"), "Size of the reserved memory for the virtual space", DataAmount, UnitBytes),
 	}},
+	// Of jdk.GCHeapConfiguration (jdk_facts.go), for its layout: Go has
+	// no compressed pointers, so no constant of it is written.
+	{ID: 1240, Name: NarrowOopMode, SimpleType: true, Annotations: []Annotation{label("Narrow Oop Mode")}, Fields: []Field{
+		f("mode", String, "Mode"),
+	}},
+	// Of the execution tracer's events (jdk_trace.go).
+	{ID: 1140, Name: SafepointID, SuperType: SuperAnnotation, Annotations: []Annotation{{Type: Relational}}},
+	{ID: 1141, Name: JavaMonitorAddress, SuperType: SuperAnnotation, Annotations: []Annotation{{Type: Relational}}},
+	{ID: 1241, Name: VMOperationType, SimpleType: true, Annotations: []Annotation{label("VM Operation Type")}, Fields: []Field{f("type", String, "Type")}},
 }
 
 // EventFields returns the implicit fields of an event type in the JDK's
