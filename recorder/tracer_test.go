@@ -36,7 +36,7 @@ func contend(n int) uint64 {
 	return uint64(event.CurrentGoroutine())
 }
 
-func str(v jfr.Value) string {
+func valueString(v jfr.Value) string {
 	v = v.Resolve()
 	if s, ok := v.Field("string"); ok {
 		return s.String()
@@ -84,7 +84,7 @@ func TestTracerEvents(t *testing.T) {
 			for _, f := range fr.Elems() {
 				m, _ := f.Field("method")
 				n, _ := m.Field("name")
-				inLock = inLock || str(n) == "tracedLock"
+				inLock = inLock || valueString(n) == "tracedLock"
 			}
 			if !inLock {
 				return
@@ -94,13 +94,13 @@ func TestTracerEvents(t *testing.T) {
 			cn, _ := cl.Field("name")
 			po, _ := ev.Field("previousOwner")
 			id, _ := po.Field("javaThreadId")
-			if str(cn) != "sync.Mutex" || uint64(id.Int()) != owner || ev.Duration() < 10*time.Millisecond {
-				t.Errorf("monitor enter: class %q, previous owner %d (want %d), %v", str(cn), id.Int(), owner, ev.Duration())
+			if valueString(cn) != "sync.Mutex" || uint64(id.Int()) != owner || ev.Duration() < 10*time.Millisecond {
+				t.Errorf("monitor enter: class %q, previous owner %d (want %d), %v", valueString(cn), id.Int(), owner, ev.Duration())
 			}
 		case "jdk.GarbageCollection":
 			id, _ := ev.Field("gcId")
 			gcIDs[id.Int()]++
-			if c, _ := ev.Field("cause"); str(c) == "System.gc()" {
+			if c, _ := ev.Field("cause"); valueString(c) == "System.gc()" {
 				systemGCs++
 			}
 		}
@@ -224,7 +224,7 @@ func TestTracerFlightRecorder(t *testing.T) {
 		fr, _ := st.Field("frames")
 		for _, f := range fr.Elems() {
 			m, _ := f.Field("method")
-			if n, _ := m.Field("name"); str(n) == "tracedLock" {
+			if n, _ := m.Field("name"); valueString(n) == "tracedLock" {
 				waits++
 				po, _ := ev.Field("previousOwner")
 				if id, _ := po.Field("javaThreadId"); uint64(id.Int()) != owner {
