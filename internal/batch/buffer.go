@@ -2,6 +2,7 @@ package batch
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/flightrec/flightrec/internal/stack"
 )
@@ -122,6 +123,11 @@ func (b *Buffer) Fits(n int) bool { return b.n+n <= BufferSize }
 
 // Tail returns the free part of the buffer, to encode an event into.
 func (b *Buffer) Tail() []byte { return b.data[b.n:] }
+
+// Free returns the address of Tail's first byte, without Tail's bounds
+// check, for the emit path, which checked with Fits that the record's
+// bytes are free.
+func (b *Buffer) Free() unsafe.Pointer { return unsafe.Add(unsafe.Pointer(&b.data), b.n) }
 
 // Commit adds the n bytes just encoded at Tail and publishes the buffer's
 // new extent to the flusher.
