@@ -179,6 +179,14 @@ func OnRegister(f func(*Desc)) {
 	onRegister.Store(&f)
 }
 
+// Noting tells whether an event of this type has something to note in
+// its buffer besides its goroutine: a stack trace, or references (Refs).
+// The emit path calls it rather than Stack.Load: a method of this package
+// inlines with the body of sync/atomic's Bool.Load, which the emit path
+// did not always inline when it called it directly (as package event's on
+// says of Begin).
+func (d *Desc) Noting() bool { return d.Refs || d.Stack.Load() }
+
 // Short tells whether a timed event lasting dur ticks is below the type's
 // threshold, and so not recorded.
 func (d *Desc) Short(dur int64) bool { return dur < d.Threshold.Load() }
