@@ -13,14 +13,15 @@ import (
 
 // Stream hands the events of the running recordings to functions in the
 // process as they are recorded, as the JDK's RecordingStream (JEP 349)
-// does: each chunk the recorder writes is read back with package jfr
-// once it is closed, so handlers see exactly the values `jfr print` shows.
-// While a stream runs the recorder cuts a chunk at least once a second
-// (otherwise chunks are cut by size), so events reach the handlers within
-// about a second; every recording's chunks are cut as often meanwhile.
-// A stream is itself a recording (named "stream" unless WithName says
-// otherwise), whose settings (WithSettings) turn on the events it wants;
-// it holds no data.
+// does: at each flushpoint (once a second) the stream gets the bytes the
+// flush added to the chunk being written and reads them with package jfr
+// on its own goroutine (jfr.LiveChunk: the new constants join those read
+// before, and only the events of types with handlers are decoded, the
+// others skipped by their size), so handlers see exactly the values `jfr
+// print` shows, within about a second. Chunks are cut by size and age as
+// without a stream. A stream is itself a recording (named "stream" unless
+// WithName says otherwise), whose settings (WithSettings) turn on the
+// events it wants; it holds no data.
 //
 // Register handlers, then Start. Handlers run one at a time on the
 // stream's goroutine, a chunk's events in the order they were written.
@@ -35,21 +36,39 @@ type Stream struct {
 	onError  []func(error)
 	onChunk  []func([]byte)
 
-	sendMu  sync.Mutex // guards chunks against a late chunk after Close
-	closed  bool
-	chunks  chan []byte
-	free    chan []byte  // chunk buffers handed back by run, for reuse
-	dropped atomic.Int64 // chunks not read because the handlers fell behind
+	// deliver's state, on the recorder's chunk writer.
+	sendMu   sync.Mutex // guards flushes against a late flush after Close
+	closed   bool
+	cur      []byte // the chunk being written, its bytes so far
+	seq      uint64 // chunks begun
+	skipping bool   // the chunk's first flush was not sent: nor are the others
+	unsent   int64  // flushes in cur since the last one sent
+
+	flushes chan streamFlush
+	free    chan []byte  // chunk buffers run is done with, for reuse
+	dropped atomic.Int64 // flushes whose events the handlers did not get
 	done    chan struct{}
 }
 
-// streamBacklog is how many chunks (seconds, at the default chunk age) a
-// stream's handlers may fall behind before chunks are dropped.
+// streamFlush tells run that a chunk has grown by a flush.
+type streamFlush struct {
+	seq    uint64 // the chunk's, from 1
+	header [jfr.HeaderSize]byte
+	// The chunk's bytes up to the flush (header bytes not up to date):
+	// deliver appends the next flushes after them, into the same array
+	// while it has room, and never writes below len(data).
+	data   []byte
+	closed bool // the chunk is complete
+}
+
+// streamBacklog is how many flushes (seconds, at the default flush
+// interval) a stream's handlers may fall behind before flushes are
+// dropped.
 const streamBacklog = 8
 
-// ErrStreamBehind is reported to OnError handlers when chunks were dropped
+// ErrStreamBehind is reported to OnError handlers when events were dropped
 // because the handlers could not keep up.
-var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; chunks dropped")
+var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; flushes dropped")
 
 // NewStream returns a stream that, once started, records with opts
 // (WithSettings, WithName, WithMaxChunkAge...).
@@ -66,7 +85,7 @@ func (s *Stream) OnEvent(name string, fn func(*jfr.Event)) {
 	s.mu.Unlock()
 }
 
-// OnFlush calls fn after the events of each chunk have been handled.
+// OnFlush calls fn after the events of each flush have been handled.
 func (s *Stream) OnFlush(fn func()) {
 	s.mu.Lock()
 	s.onFlush = append(s.onFlush, fn)
@@ -81,8 +100,11 @@ func (s *Stream) OnError(fn func(error)) {
 	s.mu.Unlock()
 }
 
-// OnChunk calls fn with the bytes of each chunk, a complete .jfr file of
-// one chunk, which fn may keep.
+// OnChunk calls fn with the bytes of each chunk once it is complete, a
+// .jfr file of one chunk, which fn may keep. A stream with OnChunk
+// handlers at Start has the recorder cut a chunk at least once a second
+// (unless WithMaxChunkAge, after it, says otherwise), as whole chunks are
+// otherwise cut by size only.
 func (s *Stream) OnChunk(fn func([]byte)) {
 	s.mu.Lock()
 	s.onChunk = append(s.onChunk, fn)
@@ -94,12 +116,19 @@ func (s *Stream) Start() error {
 	if s.rec != nil {
 		return errors.New("recorder: stream already started")
 	}
-	s.chunks = make(chan []byte, streamBacklog)
-	s.free = make(chan []byte, streamBacklog+1)
+	s.flushes = make(chan streamFlush, streamBacklog)
+	s.free = make(chan []byte, 1)
 	s.done = make(chan struct{})
-	opts := append([]Option{WithName("stream")}, s.opts...)
-	opts = append([]Option{withChunkSink(s.deliver)}, opts...)
-	rec, err := Start(opts...)
+	s.mu.Lock()
+	wholeChunks := len(s.onChunk) > 0
+	s.mu.Unlock()
+	opts := []Option{WithName("stream"), optionFunc(func(c *config) {
+		c.sink = s.deliver
+		if wholeChunks {
+			capChunkAge(c)
+		}
+	})}
+	rec, err := Start(append(opts, s.opts...)...)
 	if err != nil {
 		return err
 	}
@@ -111,7 +140,7 @@ func (s *Stream) Start() error {
 // Recording returns the stream's recording, nil before Start.
 func (s *Stream) Recording() *Recording { return s.rec }
 
-// Close stops the stream's recording after handing its last chunk to the
+// Close stops the stream's recording after handing its last flush to the
 // handlers.
 func (s *Stream) Close() error {
 	if s.rec == nil {
@@ -121,44 +150,83 @@ func (s *Stream) Close() error {
 	s.sendMu.Lock()
 	if !s.closed {
 		s.closed = true
-		close(s.chunks)
+		close(s.flushes)
 	}
 	s.sendMu.Unlock()
 	<-s.done
 	return err
 }
 
-// deliver runs on the recorder's chunk writer: it must not wait. It takes
-// the chunk and gives the collector a buffer the stream has done with, if
-// any: a new chunk-sized buffer for every chunk costs the emitters the
-// collector's time.
-func (s *Stream) deliver(chunk []byte) []byte {
+// deliver runs on the recorder's chunk writer, with each segment of the
+// stream recording's chunks: it must not wait. It copies the segment after
+// the chunk's bytes so far and tells run; when run is streamBacklog
+// flushes behind, the next message covers the bytes too, unless the chunk
+// ends (its last flushes are dropped) or begins (the whole chunk is).
+func (s *Stream) deliver(seg segment) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	if s.closed {
-		return chunk
+		return
 	}
-	select {
-	case s.chunks <- chunk:
-	default:
+	// Only deliver sends, so a channel with room now has room below.
+	full := len(s.flushes) == cap(s.flushes)
+	if seg.first {
+		s.seq++
+		s.unsent = 0
+		s.skipping = full
+		s.cur = nil
+		if !full {
+			select {
+			case b := <-s.free:
+				s.cur = b[:0]
+			default:
+			}
+		}
+	}
+	if s.skipping {
 		s.dropped.Add(1)
-		return chunk
+		return
 	}
-	select {
-	case buf := <-s.free:
-		return buf
-	default:
-		return nil
+	if n := len(s.cur) + int(seg.size()); n > cap(s.cur) {
+		// A new array: run may be reading the old one.
+		s.cur = append(make([]byte, 0, max(n, 2*cap(s.cur), 64<<10)), s.cur...)
 	}
+	for _, p := range seg.parts {
+		s.cur = append(s.cur, p...)
+	}
+	s.unsent++
+	if full {
+		if seg.closed {
+			s.dropped.Add(s.unsent)
+		}
+		return
+	}
+	f := streamFlush{seq: s.seq, data: s.cur, closed: seg.closed}
+	copy(f.header[:], seg.header)
+	s.flushes <- f
+	s.unsent = 0
 }
 
 func (s *Stream) run() {
 	defer close(s.done)
-	cache := jfr.NewMetadataCache()
+	live := jfr.NewLiveChunk(&jfr.ReaderOptions{PerChunkClock: true})
 	var ev jfr.Event
 	var byID handlerTable
 	var reported int64
-	for chunk := range s.chunks {
+	var seq uint64  // the chunk being read
+	var data []byte // its bytes so far
+	var read int64  // where its records not yet handed over begin
+	var failed bool // it could not be read
+	var kept bool   // OnChunk handlers have it
+	recycle := func() {
+		if data != nil && !kept {
+			select {
+			case s.free <- data:
+			default:
+			}
+		}
+	}
+	for f := range s.flushes {
 		s.mu.Lock()
 		onChunk, onFlush, onError := s.onChunk, s.onFlush, s.onError
 		handlers := maps.Clone(s.handlers)
@@ -166,37 +234,54 @@ func (s *Stream) run() {
 		s.mu.Unlock()
 		if d := s.dropped.Load(); d != reported {
 			for _, fn := range onError {
-				fn(fmt.Errorf("%w: %d chunks", ErrStreamBehind, d-reported))
+				fn(fmt.Errorf("%w: %d flushes", ErrStreamBehind, d-reported))
 			}
 			reported = d
 		}
-		for _, fn := range onChunk {
-			fn(chunk)
+		if f.seq != seq {
+			recycle()
+			seq, read, failed, kept = f.seq, jfr.HeaderSize, false, false
+			live.Start(0, 0)
 		}
-		if len(handlers) > 0 {
-			if err := dispatch(chunk, cache, handlers, version, &ev, &byID); err != nil {
+		data = f.data
+		if len(handlers) > 0 && !failed {
+			if err := dispatch(live, &f, read, handlers, version, &ev, &byID); err != nil {
+				failed = true
 				for _, fn := range onError {
 					fn(err)
 				}
 			}
 		}
+		read = int64(len(data))
 		for _, fn := range onFlush {
 			fn()
 		}
-		if len(onChunk) == 0 {
-			select {
-			case s.free <- chunk:
-			default:
+		if f.closed && len(onChunk) > 0 {
+			// deliver writes no more into a complete chunk's array.
+			copy(data, f.header[:])
+			kept = true
+			for _, fn := range onChunk {
+				fn(data)
 			}
 		}
 	}
+	recycle()
 }
 
-// dispatch decodes the events of the chunk that have handlers (at
-// version) and calls them; the others are skipped by their size.
-func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
-	r := jfr.NewBytesReader(chunk, &jfr.ReaderOptions{MetadataCache: cache})
+// dispatch decodes the events of the flush f from byte offset from of its
+// chunk that have handlers (at version) and calls them; the others are
+// skipped by their size.
+func dispatch(live *jfr.LiveChunk, f *streamFlush, from int64, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
+	c, err := live.Extend(f.header[:], f.data)
+	if err != nil {
+		return fmt.Errorf("recorder: stream: %w", err)
+	}
+	if !byID.update(c.Metadata, handlers, version) {
+		return nil // no type with a handler in this chunk
+	}
+	r := live.Reader(from)
 	var recs [256]jfr.Record
+	loaded := false
 	for {
 		n, err := r.ReadRecords(recs[:])
 		if err == io.EOF {
@@ -205,12 +290,17 @@ func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func
 		if err != nil {
 			return fmt.Errorf("recorder: stream: %w", err)
 		}
-		c := r.Chunk()
-		byID.update(c.Metadata, handlers, version)
 		for _, rec := range recs[:n] {
 			fns := byID.lookup(rec.TypeID)
 			if len(fns) == 0 {
 				continue
+			}
+			if !loaded {
+				// The constants this flush's events refer to.
+				if err := live.LoadConstants(); err != nil {
+					return fmt.Errorf("recorder: stream: %w", err)
+				}
+				loaded = true
 			}
 			if err := c.DecodeEvent(rec, ev); err != nil {
 				return fmt.Errorf("recorder: stream: %w", err)
@@ -227,32 +317,38 @@ func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func
 type handlerTable struct {
 	md    *jfr.Metadata
 	built int                  // version of the handlers the table was built for
+	any   bool                 // some type of md has handlers
 	small [][]func(*jfr.Event) // by id, for ids below maxSmallID
 	large map[int64][]func(*jfr.Event)
 }
 
 const maxSmallID = 1 << 12
 
-func (t *handlerTable) update(md *jfr.Metadata, handlers map[string][]func(*jfr.Event), version int) {
+// update builds the table for md, if it was not, and tells whether any of
+// md's types has handlers.
+func (t *handlerTable) update(md *jfr.Metadata, handlers map[string][]func(*jfr.Event), version int) bool {
 	if md == t.md && t.built == version {
-		return
+		return t.any
 	}
-	t.md, t.built = md, version
+	t.md, t.built, t.any = md, version, false
 	clear(t.small)
 	t.large = map[int64][]func(*jfr.Event){}
 	for _, cl := range md.EventTypes() {
 		fns := handlers[cl.Name]
 		switch {
-		case len(fns) == 0:
-		case cl.ID >= 2 && cl.ID < maxSmallID:
+		case len(fns) == 0 || cl.ID < 2:
+			continue
+		case cl.ID < maxSmallID:
 			if int(cl.ID) >= len(t.small) {
 				t.small = append(t.small, make([][]func(*jfr.Event), int(cl.ID)+1-len(t.small))...)
 			}
 			t.small[cl.ID] = fns
-		case cl.ID >= 2:
+		default:
 			t.large[cl.ID] = fns
 		}
+		t.any = true
 	}
+	return t.any
 }
 
 func (t *handlerTable) lookup(id int64) []func(*jfr.Event) {
