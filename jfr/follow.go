@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -71,7 +72,7 @@ func Follow(ctx context.Context, path string, opts *FollowOptions, fn func(*Read
 
 type follower struct {
 	ctx  context.Context
-	f    *os.File
+	f    followFile
 	opts *FollowOptions
 	fn   func(*Reader) error
 	// The chunk being read: its bytes up to its last flush handed over,
@@ -79,6 +80,12 @@ type follower struct {
 	live  *LiveChunk
 	buf   []byte
 	chunk int // index of the chunk in live and buf, -1 before the first
+}
+
+// followFile is what Follow reads of the file: an *os.File.
+type followFile interface {
+	io.ReaderAt
+	Stat() (os.FileInfo, error)
 }
 
 // errNotYet means the data is not there yet: wait and look again.
