@@ -15,8 +15,8 @@ import (
 // in-memory recording alone, then one with a stream running too; each op
 // is one such pair. stream-added-% is the median of the pairs' added cost
 // over the cost alone. "decode-all" has a handler take every event (the
-// stream decodes each); "other-type" handles another type (the chunks are
-// copied and their records walked, none decoded).
+// stream decodes each); "other-type" handles another type (each flush's
+// bytes are copied and their records walked, none decoded).
 func BenchmarkStream(b *testing.B) {
 	b.Run("decode-all", func(b *testing.B) { benchStream(b, "bench.Event") })
 	b.Run("other-type", func(b *testing.B) { benchStream(b, "test.Counted") })
@@ -60,7 +60,7 @@ func benchStream(b *testing.B, handledType string) {
 	b.ReportMetric(median(with), "stream-ns/event")
 	b.ReportMetric(median(added), "stream-added-%")
 	b.ReportMetric(float64(handled.Load())/float64(b.N*roundEvents), "handled/event")
-	b.ReportMetric(float64(dropped)/float64(b.N), "stream-dropped-chunks/op")
+	b.ReportMetric(float64(dropped)/float64(b.N), "stream-dropped-flushes/op")
 }
 
 func median(v []float64) float64 {
@@ -70,7 +70,7 @@ func median(v []float64) float64 {
 }
 
 // BenchmarkStreamLatency measures the time from Commit to the handler at
-// the default chunk age (1 s): one event every 5 ms, the handler noting
+// the default flush interval (1 s): one event every 5 ms, the handler noting
 // how long after its start time it runs.
 func BenchmarkStreamLatency(b *testing.B) {
 	st := NewStream(WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
