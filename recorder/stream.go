@@ -43,12 +43,20 @@ type Stream struct {
 	seq      uint64 // chunks begun
 	skipping bool   // the chunk's first flush was not sent: nor are the others
 	unsent   int64  // flushes in cur since the last one sent
+	// lastChunk is the size of the last chunk, for the next one's
+	// buffer: at first, a chunk cut at the default size.
+	lastChunk int
 
 	flushes chan streamFlush
-	free    chan []byte  // chunk buffers run is done with, for reuse
 	dropped atomic.Int64 // flushes whose events the handlers did not get
 	done    chan struct{}
 }
+
+// chunkBuffers holds the chunk buffers streams are done with: a new one
+// for each chunk, zeroed by the allocator, cost the recorder's chunk
+// writer as much as copying the chunk into it, and streams come and go
+// (ctl stream).
+var chunkBuffers sync.Pool
 
 // streamFlush tells run that a chunk has grown by a flush.
 type streamFlush struct {
@@ -73,7 +81,7 @@ var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; flushes
 // NewStream returns a stream that, once started, records with opts
 // (WithSettings, WithName, WithMaxChunkAge...).
 func NewStream(opts ...Option) *Stream {
-	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}}
+	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunk: defaultMaxChunkSize}
 }
 
 // OnEvent calls fn with every event of the type named name (such as
@@ -117,7 +125,6 @@ func (s *Stream) Start() error {
 		return errors.New("recorder: stream already started")
 	}
 	s.flushes = make(chan streamFlush, streamBacklog)
-	s.free = make(chan []byte, 1)
 	s.done = make(chan struct{})
 	s.mu.Lock()
 	wholeChunks := len(s.onChunk) > 0
@@ -174,12 +181,18 @@ func (s *Stream) deliver(seg segment) {
 		s.seq++
 		s.unsent = 0
 		s.skipping = full
+		if len(s.cur) > 0 {
+			s.lastChunk = len(s.cur)
+		}
 		s.cur = nil
 		if !full {
-			select {
-			case b := <-s.free:
-				s.cur = b[:0]
-			default:
+			if b, ok := chunkBuffers.Get().(*[]byte); ok {
+				s.cur = (*b)[:0]
+			} else {
+				// Room for a chunk like the last, or one cut at the
+				// default size: growing by doubling copied each chunk
+				// twice over, on the recorder's chunk writer.
+				s.cur = make([]byte, 0, max(int(seg.size()), s.lastChunk+s.lastChunk/8))
 			}
 		}
 	}
@@ -220,10 +233,8 @@ func (s *Stream) run() {
 	var kept bool   // OnChunk handlers have it
 	recycle := func() {
 		if data != nil && !kept {
-			select {
-			case s.free <- data:
-			default:
-			}
+			b := data[:0]
+			chunkBuffers.Put(&b)
 		}
 	}
 	for f := range s.flushes {
@@ -241,7 +252,7 @@ func (s *Stream) run() {
 		if f.seq != seq {
 			recycle()
 			seq, read, failed, kept = f.seq, jfr.HeaderSize, false, false
-			live.Start(0, 0)
+			live.Start(int(f.seq-1), 0)
 		}
 		data = f.data
 		if len(handlers) > 0 && !failed {
