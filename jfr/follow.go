@@ -176,7 +176,7 @@ func (fw *follower) deliver(chunkOff int64, idx int, h Header, hb []byte, skip i
 	if err := fw.live.LoadConstants(); err != nil {
 		return skip, err
 	}
-	if err := fw.fn(fw.live.Reader(skip)); err != nil {
+	if err := fw.fn(fw.live.Reader(skip, end)); err != nil {
 		return skip, err
 	}
 	return end, nil

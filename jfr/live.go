@@ -129,12 +129,18 @@ func (l *LiveChunk) LoadConstants() error {
 }
 
 // Reader returns a Reader of the chunk's records from byte offset from of
-// the chunk to the end of the data the last Extend was given; it reads no
-// other chunk. Its first NextChunk returns the chunk.
-func (l *LiveChunk) Reader(from int64) *Reader {
-	r := &Reader{mem: true, opts: l.opts, pending: l.c, skip: from}
+// the chunk up to offset to (at most the end of the data the last Extend
+// was given); it reads no other chunk. Its first NextChunk returns the
+// chunk as it reads it: the records before to.
+func (l *LiveChunk) Reader(from, to int64) *Reader {
 	if l.c == nil {
-		r.err = io.EOF
+		return &Reader{err: io.EOF}
 	}
-	return r
+	c := l.c
+	if to < int64(len(c.data)) {
+		part := *c
+		part.data = c.data[:max(to, HeaderSize)]
+		c = &part
+	}
+	return &Reader{mem: true, opts: l.opts, pending: c, skip: from}
 }

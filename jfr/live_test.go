@@ -77,7 +77,7 @@ func TestLiveChunk(t *testing.T) {
 		if c.Header.Size != int64(len(stale)) {
 			t.Fatalf("flush %d: chunk size %d, want %d", i, c.Header.Size, len(stale))
 		}
-		r := live.Reader(from)
+		r := live.Reader(from, int64(len(stale)))
 		var ev Event
 		inFlush := 0
 		for {
@@ -109,6 +109,17 @@ func TestLiveChunk(t *testing.T) {
 	}
 	if got != len(want) {
 		t.Errorf("read %d events flush by flush, the whole chunk has %d", got, len(want))
+	}
+	// A range reads its records only: those of the first two flushes.
+	r = live.Reader(HeaderSize, int64(len(data[1])))
+	two := 0
+	var ev Event
+	for r.ReadEvent(&ev) == nil {
+		two++
+	}
+	// Flushes after the first have one event each.
+	if two != len(want)-(n-2) {
+		t.Errorf("read %d events in the range of the first two flushes, want %d", two, len(want)-(n-2))
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -46,9 +48,18 @@ type Stream struct {
 	// lastChunk is the size of the last chunk, for the next one's
 	// buffer: at first, a chunk cut at the default size.
 	lastChunk int
+	// scan holds the ranges of cur's records run is to read, since the
+	// last flush sent: the emitted records of a flush with none of a
+	// handled type are left out of cur (their bytes not copied).
+	scan        [][2]int64
+	adopted     [][]byte     // deliver's scratch
+	wholeChunks bool         // OnChunk handlers need every byte
+	handled     handledTypes // the emitted types with handlers
+	hversion    atomic.Int64 // of handlers, for deliver
 
 	flushes chan streamFlush
 	dropped atomic.Int64 // flushes whose events the handlers did not get
+	copied  atomic.Int64 // bytes copied for the stream
 	done    chan struct{}
 }
 
@@ -66,7 +77,8 @@ type streamFlush struct {
 	// deliver appends the next flushes after them, into the same array
 	// while it has room, and never writes below len(data).
 	data   []byte
-	closed bool // the chunk is complete
+	scan   [][2]int64 // the ranges of data's records to read
+	closed bool       // the chunk is complete
 }
 
 // streamBacklog is how many flushes (seconds, at the default flush
@@ -90,6 +102,7 @@ func (s *Stream) OnEvent(name string, fn func(*jfr.Event)) {
 	s.mu.Lock()
 	s.handlers[name] = append(s.handlers[name], fn)
 	s.version++
+	s.hversion.Store(int64(s.version))
 	s.mu.Unlock()
 }
 
@@ -127,11 +140,11 @@ func (s *Stream) Start() error {
 	s.flushes = make(chan streamFlush, streamBacklog)
 	s.done = make(chan struct{})
 	s.mu.Lock()
-	wholeChunks := len(s.onChunk) > 0
+	s.wholeChunks = len(s.onChunk) > 0
 	s.mu.Unlock()
 	opts := []Option{WithName("stream"), optionFunc(func(c *config) {
 		c.sink = s.deliver
-		if wholeChunks {
+		if s.wholeChunks {
 			capChunkAge(c)
 		}
 	})}
@@ -200,12 +213,41 @@ func (s *Stream) deliver(seg segment) {
 		s.dropped.Add(1)
 		return
 	}
+	if seg.first {
+		s.scan = nil
+	}
 	if n := len(s.cur) + int(seg.size()); n > cap(s.cur) {
 		// A new array: run may be reading the old one.
 		s.cur = append(make([]byte, 0, max(n, 2*cap(s.cur), 64<<10)), s.cur...)
 	}
+	start := max(int64(len(s.cur)), jfr.HeaderSize)
+	var adopted [][]byte // the emitted records, where seg.parts has them
+	if recs := seg.recs; recs != nil && !s.wholeChunks && !s.handled.anyIn(s, recs) {
+		s.adopted = append(append(s.adopted[:0], recs.parts...), recs.copied)
+		adopted = s.adopted
+	}
+	holeStart, holeEnd := int64(-1), int64(-1)
 	for _, p := range seg.parts {
+		for len(adopted) > 0 && len(adopted[0]) == 0 {
+			adopted = adopted[1:]
+		}
+		if len(p) > 0 && len(adopted) > 0 && &p[0] == &adopted[0][0] && len(p) == len(adopted[0]) {
+			// None of them is read: leave their bytes out.
+			adopted = adopted[1:]
+			if holeStart < 0 {
+				holeStart = int64(len(s.cur))
+			}
+			s.cur = s.cur[:len(s.cur)+len(p)]
+			holeEnd = int64(len(s.cur))
+			continue
+		}
 		s.cur = append(s.cur, p...)
+		s.copied.Add(int64(len(p)))
+	}
+	if end := int64(len(s.cur)); holeStart < 0 {
+		s.scan = append(s.scan, [2]int64{start, end})
+	} else {
+		s.scan = append(s.scan, [2]int64{start, holeStart}, [2]int64{holeEnd, end})
 	}
 	s.unsent++
 	if full {
@@ -214,10 +256,69 @@ func (s *Stream) deliver(seg segment) {
 		}
 		return
 	}
-	f := streamFlush{seq: s.seq, data: s.cur, closed: seg.closed}
+	f := streamFlush{seq: s.seq, data: s.cur, scan: s.scan, closed: seg.closed}
 	copy(f.header[:], seg.header)
 	s.flushes <- f
-	s.unsent = 0
+	s.unsent, s.scan = 0, nil
+}
+
+// handledTypes tells which emitted event types (by id) have handlers.
+type handledTypes struct {
+	version int64  // of the handlers
+	types   uint64 // batch.Types version
+	built   bool
+	byID    []bool
+	any     bool
+}
+
+// anyIn tells whether any of the records gathered in recs is of a type
+// with handlers, walking their sizes and type ids; called by deliver.
+func (h *handledTypes) anyIn(s *Stream, recs *gathered) bool {
+	types, tv := batch.Types()
+	if v := s.hversion.Load(); !h.built || v != h.version || tv != h.types {
+		s.mu.Lock()
+		h.version, h.types, h.built, h.any = int64(s.version), tv, true, false
+		clear(h.byID)
+		for _, d := range types {
+			if len(s.handlers[d.Name]) == 0 || d.ID < 2 {
+				continue
+			}
+			if int(d.ID) >= len(h.byID) {
+				h.byID = append(h.byID, make([]bool, int(d.ID)+1-len(h.byID))...)
+			}
+			h.byID[d.ID], h.any = true, true
+		}
+		s.mu.Unlock()
+	}
+	if !h.any {
+		return false
+	}
+	for _, p := range recs.parts {
+		if h.in(p) {
+			return true
+		}
+	}
+	return h.in(recs.copied)
+}
+
+// in tells whether a record in b, records end to end, has a handled type;
+// true too if b cannot be walked, so that it is copied and read.
+func (h *handledTypes) in(b []byte) bool {
+	for len(b) > 0 {
+		size, n := leb128.Uvarint(b)
+		if n <= 0 || size <= uint64(n) || size > uint64(len(b)) {
+			return true
+		}
+		typ, m := leb128.Uvarint(b[n:size])
+		if m <= 0 {
+			return true
+		}
+		if typ < uint64(len(h.byID)) && h.byID[typ] {
+			return true
+		}
+		b = b[size:]
+	}
+	return false
 }
 
 func (s *Stream) run() {
@@ -228,7 +329,6 @@ func (s *Stream) run() {
 	var reported int64
 	var seq uint64  // the chunk being read
 	var data []byte // its bytes so far
-	var read int64  // where its records not yet handed over begin
 	var failed bool // it could not be read
 	var kept bool   // OnChunk handlers have it
 	recycle := func() {
@@ -251,19 +351,18 @@ func (s *Stream) run() {
 		}
 		if f.seq != seq {
 			recycle()
-			seq, read, failed, kept = f.seq, jfr.HeaderSize, false, false
+			seq, failed, kept = f.seq, false, false
 			live.Start(int(f.seq-1), 0)
 		}
 		data = f.data
 		if len(handlers) > 0 && !failed {
-			if err := dispatch(live, &f, read, handlers, version, &ev, &byID); err != nil {
+			if err := dispatch(live, &f, handlers, version, &ev, &byID); err != nil {
 				failed = true
 				for _, fn := range onError {
 					fn(err)
 				}
 			}
 		}
-		read = int64(len(data))
 		for _, fn := range onFlush {
 			fn()
 		}
@@ -279,10 +378,10 @@ func (s *Stream) run() {
 	recycle()
 }
 
-// dispatch decodes the events of the flush f from byte offset from of its
-// chunk that have handlers (at version) and calls them; the others are
-// skipped by their size.
-func dispatch(live *jfr.LiveChunk, f *streamFlush, from int64, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
+// dispatch decodes the events of the flush f (in its scan ranges) that
+// have handlers (at version) and calls them; the others are skipped by
+// their size.
+func dispatch(live *jfr.LiveChunk, f *streamFlush, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
 	c, err := live.Extend(f.header[:], f.data)
 	if err != nil {
 		return fmt.Errorf("recorder: stream: %w", err)
@@ -290,9 +389,20 @@ func dispatch(live *jfr.LiveChunk, f *streamFlush, from int64, handlers map[stri
 	if !byID.update(c.Metadata, handlers, version) {
 		return nil // no type with a handler in this chunk
 	}
-	r := live.Reader(from)
-	var recs [256]jfr.Record
 	loaded := false
+	for _, span := range f.scan {
+		if err := dispatchRange(live, span, c, &loaded, ev, byID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatchRange decodes and hands over the events with handlers among the
+// records in span, loading the flush's constants before the first.
+func dispatchRange(live *jfr.LiveChunk, span [2]int64, c *jfr.Chunk, loaded *bool, ev *jfr.Event, byID *handlerTable) error {
+	r := live.Reader(span[0], span[1])
+	var recs [256]jfr.Record
 	for {
 		n, err := r.ReadRecords(recs[:])
 		if err == io.EOF {
@@ -306,12 +416,12 @@ func dispatch(live *jfr.LiveChunk, f *streamFlush, from int64, handlers map[stri
 			if len(fns) == 0 {
 				continue
 			}
-			if !loaded {
+			if !*loaded {
 				// The constants this flush's events refer to.
 				if err := live.LoadConstants(); err != nil {
 					return fmt.Errorf("recorder: stream: %w", err)
 				}
-				loaded = true
+				*loaded = true
 			}
 			if err := c.DecodeEvent(rec, ev); err != nil {
 				return fmt.Errorf("recorder: stream: %w", err)

@@ -35,7 +35,7 @@ func benchStream(b *testing.B, handledType string) {
 	defer rec.Stop()
 	var alone, with []float64
 	var handled atomic.Int64
-	var dropped int64
+	var dropped, copied int64
 	// The process's CPU time per event too: what the stream's goroutine
 	// and the recorder take, whatever other processes the cores run.
 	var cpuAlone, cpuWith []float64
@@ -58,6 +58,7 @@ func benchStream(b *testing.B, handledType string) {
 			b.Fatal(err)
 		}
 		dropped += st.dropped.Load()
+		copied += st.copied.Load()
 	}
 	added := make([]float64, len(alone))
 	for i := range alone {
@@ -72,6 +73,7 @@ func benchStream(b *testing.B, handledType string) {
 	b.ReportMetric(median(cpuWith), "stream-cpu-added-%")
 	b.ReportMetric(float64(handled.Load())/float64(b.N*roundEvents), "handled/event")
 	b.ReportMetric(float64(dropped)/float64(b.N), "stream-dropped-flushes/op")
+	b.ReportMetric(float64(copied)/float64(b.N*roundEvents), "stream-copied-B/event")
 }
 
 func median(v []float64) float64 {

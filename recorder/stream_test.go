@@ -234,3 +234,32 @@ func TestStreamOnChunk(t *testing.T) {
 		t.Errorf("%d test.Counted in the chunks, %d handled, want 500", total, events)
 	}
 }
+
+// TestStreamLeavesOutUnhandled: the emitted records of a flush with none
+// of a handled type are not copied for the stream, and the flushes around
+// them are read as usual.
+func TestStreamLeavesOutUnhandled(t *testing.T) {
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "bench.Event": {Enabled: Bool(true)}}
+	st := NewStream(WithSettings(only))
+	var handled atomic.Int64
+	st.OnEvent("test.Counted", func(*jfr.Event) { handled.Add(1) })
+	st.OnError(func(err error) { t.Errorf("stream error: %v", err) })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const bench = 200_000
+	emitCounted(100)
+	theSession.flushNow()
+	emitLoop(benchType, bench) // about 4 MB, in flushes of their own
+	theSession.flushNow()
+	emitCounted(100, 100)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if handled.Load() != 200 {
+		t.Errorf("handled %d test.Counted, want 200", handled.Load())
+	}
+	if c := st.copied.Load(); c > bench*4 {
+		t.Errorf("%d bytes copied for the stream; the %d bench.Event records are not to be", c, bench)
+	}
+}
