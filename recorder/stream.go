@@ -304,19 +304,26 @@ func (h *handledTypes) anyIn(s *Stream, recs *gathered) bool {
 // in tells whether a record in b, records end to end, has a handled type;
 // true too if b cannot be walked, so that it is copied and read.
 func (h *handledTypes) in(b []byte) bool {
-	for len(b) > 0 {
-		size, n := leb128.Uvarint(b)
-		if n <= 0 || size <= uint64(n) || size > uint64(len(b)) {
+	for off := 0; off < len(b); {
+		// One-byte sizes and type ids are the common case.
+		size, n := uint64(b[off]), 1
+		if size >= 0x80 {
+			size, n = leb128.Uvarint(b[off:])
+		}
+		if n <= 0 || size <= uint64(n) || size > uint64(len(b)-off) {
 			return true
 		}
-		typ, m := leb128.Uvarint(b[n:size])
-		if m <= 0 {
-			return true
+		typ := uint64(b[off+n])
+		if typ >= 0x80 {
+			var m int
+			if typ, m = leb128.Uvarint(b[off+n : off+int(size)]); m <= 0 {
+				return true
+			}
 		}
 		if typ < uint64(len(h.byID)) && h.byID[typ] {
 			return true
 		}
-		b = b[size:]
+		off += int(size)
 	}
 	return false
 }
