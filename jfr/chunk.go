@@ -190,74 +190,115 @@ type checkpointHeader struct {
 	typeMask                  byte
 }
 
-// readPools walks the checkpoint chain back from the header's constant-pool
-// offset and decodes every pool. Where a key is defined twice, the later
-// checkpoint wins.
+// readPools decodes every constant pool of the chunk's checkpoint chain.
+// Where a key is defined twice, the later checkpoint wins.
 func (c *Chunk) readPools(opts *ReaderOptions) error {
-	md := c.Metadata
-	c.pools = &pools{byClass: make(map[*Class]*pool), stringClass: md.ClassByName(TypeString)}
-	ar := &arena{keep: true}
-	off := c.Header.ConstantPoolOffset
-	seen := 0
-	for off != 0 {
-		seen++
-		if seen > opts.maxCheckpoints() {
-			return c.errorAt(off, fmt.Errorf("%w: more than %d checkpoints in the chain", ErrLimit, opts.maxCheckpoints()))
+	c.pools = newPools(c.Metadata)
+	var count int
+	_, err := c.loadCheckpoints(0, &count, opts, &arena{keep: true})
+	return err
+}
+
+func newPools(md *Metadata) *pools {
+	return &pools{byClass: make(map[*Class]*pool), stringClass: md.ClassByName(TypeString)}
+}
+
+// loadCheckpoints adds to c.pools the checkpoints of the chain that ends
+// at the header's constant-pool offset and lie after the checkpoint at
+// loaded (0: none was loaded), in the order they were written, so a later
+// checkpoint's value of a key replaces an earlier one. It returns the
+// offset of the latest checkpoint loaded; count is how many checkpoints
+// of the chunk were loaded, for opts' limit.
+func (c *Chunk) loadCheckpoints(loaded int64, count *int, opts *ReaderOptions, ar *arena) (int64, error) {
+	// The chain runs backwards: collect the new checkpoints, then decode
+	// them oldest first.
+	var offs []int64
+	for off := c.Header.ConstantPoolOffset; off > loaded; {
+		*count++
+		if *count > opts.maxCheckpoints() {
+			return loaded, c.errorAt(off, fmt.Errorf("%w: more than %d checkpoints in the chain", ErrLimit, opts.maxCheckpoints()))
 		}
 		d, typ, err := c.record(off)
 		if err != nil {
-			return err
+			return loaded, err
 		}
 		if typ != 1 {
-			return c.errorAt(off, fmt.Errorf("expected a checkpoint record (type 1), found type %d", typ))
+			return loaded, c.errorAt(off, fmt.Errorf("expected a checkpoint record (type 1), found type %d", typ))
 		}
-		var h checkpointHeader
-		h.startTicks = int64(d.uvarint())
-		h.durationTicks = int64(d.uvarint())
-		h.delta = int64(d.uvarint())
-		h.typeMask = d.byte1()
-		n := d.count(2)
-		for i := 0; i < n && d.err == nil; i++ {
-			start := d.pos
-			id := int64(d.uvarint())
-			cl := md.Class(id)
-			if cl == nil {
-				if d.err == nil {
-					return c.errorAt(off+int64(start), fmt.Errorf("constant pool of type %d: type is not defined", id))
-				}
-				break
-			}
-			cnt := d.count(1)
-			p := c.pools.byClass[cl]
-			if p == nil {
-				p = &pool{index: make(map[uint64]int32, cnt)}
-				c.pools.byClass[cl] = p
-			}
-			for j := 0; j < cnt && d.err == nil; j++ {
-				key := d.uvarint()
-				var v Value
-				d.value(cl, &v, ar)
-				if _, dup := p.index[key]; dup {
-					continue
-				}
-				p.index[key] = int32(len(p.vals))
-				p.vals = append(p.vals, v)
-			}
-		}
+		d.uvarint() // start ticks
+		d.uvarint() // duration ticks
+		delta := int64(d.uvarint())
 		if d.err != nil {
-			return c.errorAt(off+int64(d.pos), fmt.Errorf("checkpoint: %w", d.err))
+			return loaded, c.errorAt(off+int64(d.pos), fmt.Errorf("checkpoint: %w", d.err))
 		}
-		if d.pos != len(d.b) {
-			return c.errorAt(off+int64(d.pos), fmt.Errorf("checkpoint content ends at %d of %d bytes", d.pos, len(d.b)))
-		}
-		if h.delta == 0 {
+		offs = append(offs, off)
+		if delta == 0 {
 			break
 		}
-		next := off + h.delta
-		if h.delta > 0 || next < HeaderSize {
-			return c.errorAt(off, fmt.Errorf("checkpoint delta %d does not point to an earlier checkpoint", h.delta))
+		next := off + delta
+		if delta > 0 || next < HeaderSize {
+			return loaded, c.errorAt(off, fmt.Errorf("checkpoint delta %d does not point to an earlier checkpoint", delta))
 		}
 		off = next
+	}
+	for i := len(offs) - 1; i >= 0; i-- {
+		if err := c.loadCheckpoint(offs[i], ar); err != nil {
+			return loaded, err
+		}
+	}
+	if len(offs) > 0 {
+		loaded = offs[0]
+	}
+	return loaded, nil
+}
+
+// loadCheckpoint decodes the constants of the checkpoint at off into
+// c.pools.
+func (c *Chunk) loadCheckpoint(off int64, ar *arena) error {
+	md := c.Metadata
+	d, _, err := c.record(off)
+	if err != nil {
+		return err
+	}
+	var h checkpointHeader
+	h.startTicks = int64(d.uvarint())
+	h.durationTicks = int64(d.uvarint())
+	h.delta = int64(d.uvarint())
+	h.typeMask = d.byte1()
+	n := d.count(2)
+	for i := 0; i < n && d.err == nil; i++ {
+		start := d.pos
+		id := int64(d.uvarint())
+		cl := md.Class(id)
+		if cl == nil {
+			if d.err == nil {
+				return c.errorAt(off+int64(start), fmt.Errorf("constant pool of type %d: type is not defined", id))
+			}
+			break
+		}
+		cnt := d.count(1)
+		p := c.pools.byClass[cl]
+		if p == nil {
+			p = &pool{index: make(map[uint64]int32, cnt)}
+			c.pools.byClass[cl] = p
+		}
+		for j := 0; j < cnt && d.err == nil; j++ {
+			key := d.uvarint()
+			var v Value
+			d.value(cl, &v, ar)
+			if at, dup := p.index[key]; dup {
+				p.vals[at] = v
+				continue
+			}
+			p.index[key] = int32(len(p.vals))
+			p.vals = append(p.vals, v)
+		}
+	}
+	if d.err != nil {
+		return c.errorAt(off+int64(d.pos), fmt.Errorf("checkpoint: %w", d.err))
+	}
+	if d.pos != len(d.b) {
+		return c.errorAt(off+int64(d.pos), fmt.Errorf("checkpoint content ends at %d of %d bytes", d.pos, len(d.b)))
 	}
 	return nil
 }

@@ -1,13 +1,15 @@
 package jfr
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"time"
+
+	"github.com/flightrec/flightrec/internal/leb128"
 )
 
 // FollowOptions configures Follow. The zero value (or nil) gives the
@@ -70,16 +72,27 @@ func Follow(ctx context.Context, path string, opts *FollowOptions, fn func(*Read
 
 type follower struct {
 	ctx  context.Context
-	f    *os.File
+	f    followFile
 	opts *FollowOptions
 	fn   func(*Reader) error
-	buf  []byte
+	// The chunk being read: its bytes up to its last flush handed over,
+	// read once each, and what was read of them.
+	live  *LiveChunk
+	buf   []byte
+	chunk int // index of the chunk in live and buf, -1 before the first
+}
+
+// followFile is what Follow reads of the file: an *os.File.
+type followFile interface {
+	io.ReaderAt
+	Stat() (os.FileInfo, error)
 }
 
 // errNotYet means the data is not there yet: wait and look again.
 var errNotYet = errors.New("not yet written")
 
 func (fw *follower) run() error {
+	fw.live, fw.chunk = NewLiveChunk(fw.opts.readerOptions()), -1
 	chunkOff, idx := int64(0), 0
 	skip := int64(HeaderSize) // the chunk's records before it were handed over
 	var last [HeaderSize]byte // the header as last read
@@ -112,7 +125,7 @@ func (fw *follower) run() error {
 				quietSince = time.Now()
 			}
 			last = hb
-			if skip, err = fw.deliver(chunkOff, idx, h, skip, next || final); err != nil {
+			if skip, err = fw.deliver(chunkOff, idx, h, hb[:], skip, next || final); err != nil {
 				return err
 			}
 		}
@@ -131,46 +144,63 @@ func (fw *follower) run() error {
 }
 
 // deliver hands fn the chunk's records from skip up to the end of its
-// last flush, or of the chunk if whole, and returns where they end.
-func (fw *follower) deliver(chunkOff int64, idx int, h Header, skip int64, whole bool) (int64, error) {
-	if int64(cap(fw.buf)) < h.Size {
-		fw.buf = make([]byte, h.Size)
-	}
-	buf := fw.buf[:h.Size]
-	if _, err := fw.f.ReadAt(buf, chunkOff); err != nil {
-		return skip, err
+// last flush, or of the chunk if whole, and returns where they end. It
+// reads from the file only the bytes it has not read yet: those up to the
+// last flush do not change (a writer may rewrite those after it, as
+// flightrec's file sink does with its reservation).
+func (fw *follower) deliver(chunkOff int64, idx int, h Header, hb []byte, skip int64, whole bool) (int64, error) {
+	if fw.chunk != idx {
+		fw.live.Start(idx, chunkOff)
+		fw.buf, fw.chunk = fw.buf[:0], idx
 	}
 	end := h.Size
 	if !whole {
-		end = flushEnd(buf, h)
+		var err error
+		if end, err = fw.flushEnd(chunkOff, h); err != nil {
+			return skip, err
+		}
 	}
 	if end <= skip {
 		return skip, nil
 	}
-	// The reader sees the chunk as ending there.
-	binary.BigEndian.PutUint64(buf[8:], uint64(end))
-	r := NewReader(bytes.NewReader(buf[:end]), fw.opts.readerOptions())
-	r.next, r.index, r.skip = chunkOff, idx, skip
-	if err := fw.fn(r); err != nil {
+	if have := int64(len(fw.buf)); end > have {
+		fw.buf = slices.Grow(fw.buf, int(end-have))[:end]
+		if _, err := fw.f.ReadAt(fw.buf[have:], chunkOff+have); err != nil {
+			fw.buf = fw.buf[:have]
+			return skip, err
+		}
+	}
+	if _, err := fw.live.Extend(hb, fw.buf[:end]); err != nil {
+		return skip, err
+	}
+	if err := fw.live.LoadConstants(); err != nil {
+		return skip, err
+	}
+	if err := fw.fn(fw.live.Reader(skip, end)); err != nil {
 		return skip, err
 	}
 	return end, nil
 }
 
 // flushEnd returns where the chunk's last flush ends: after its latest
-// checkpoint or its metadata, whichever is later. A bad offset is left to
-// the reader to report.
-func flushEnd(chunk []byte, h Header) int64 {
+// checkpoint or its metadata, whichever is later, reading only the sizes
+// of those records. A bad offset is left to the reader to report.
+func (fw *follower) flushEnd(chunkOff int64, h Header) (int64, error) {
 	end := int64(HeaderSize)
 	for _, off := range []int64{h.ConstantPoolOffset, h.MetadataOffset} {
-		if off < HeaderSize || off >= int64(len(chunk)) {
+		if off < HeaderSize || off >= h.Size {
 			continue
 		}
-		if size, _, _, err := recordHeader(chunk, off); err == nil {
-			end = max(end, off+size)
+		var b [leb128.MaxLen]byte
+		n, err := fw.f.ReadAt(b[:min(int64(len(b)), h.Size-off)], chunkOff+off)
+		if err != nil && n == 0 {
+			return 0, err
+		}
+		if size, k := leb128.Uvarint(b[:n]); k > 0 && size > 0 && size <= uint64(h.Size-off) {
+			end = max(end, off+int64(size))
 		}
 	}
-	return end
+	return end, nil
 }
 
 func (o *FollowOptions) readerOptions() *ReaderOptions {

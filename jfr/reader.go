@@ -76,6 +76,7 @@ type Reader struct {
 	err      error  // sticky
 	last     bool   // the current chunk is the last one to read
 	skip     int64  // start the next chunk's records here (Follow), if > HeaderSize
+	pending  *Chunk // the chunk a LiveChunk's reader reads, loaded already
 	// All the current chunk's bytes have been read and its header says it
 	// is finished: SkipDamagedChunk can go on at next.
 	resumable bool
@@ -150,6 +151,12 @@ func (r *Reader) NextChunk() (*Chunk, error) {
 }
 
 func (r *Reader) loadChunk() (*Chunk, error) {
+	if c := r.pending; c != nil {
+		r.pending = nil
+		r.chunk, r.pos, r.last = c, max(HeaderSize, min(r.skip, int64(len(c.data)))), true
+		r.next, r.index, r.skip = c.Offset+int64(len(c.data)), c.Index+1, 0
+		return c, nil
+	}
 	r.releaseChunk()
 	r.resumable = false
 	off := r.next

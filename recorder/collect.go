@@ -2,9 +2,8 @@ package recorder
 
 // chunkCollector gathers the segments the recorder writes a chunk in (one
 // per flushpoint) and hands over each chunk once it is closed, whole: for
-// consumers of complete chunks, a stream or a disk repository. Those cut
-// chunks at least once a second (WithMaxChunkAge) so that they get one a
-// second.
+// a disk repository, which cuts chunks at least once a second
+// (WithMaxChunkAge) so that it gets one a second.
 //
 // Recording.deliver hands it only the segments of chunks the recording
 // has from their start.
@@ -32,8 +31,14 @@ func withChunkSink(take func(chunk []byte) []byte) Option {
 	return optionFunc(func(c *config) {
 		col := &chunkCollector{take: take}
 		c.sink = col.add
-		if c.maxChunkAge == 0 || c.maxChunkAge > flushInterval {
-			c.maxChunkAge = flushInterval
-		}
+		capChunkAge(c)
 	})
+}
+
+// capChunkAge has a chunk cut at least once a second, for consumers of
+// whole chunks.
+func capChunkAge(c *config) {
+	if c.maxChunkAge == 0 || c.maxChunkAge > flushInterval {
+		c.maxChunkAge = flushInterval
+	}
 }

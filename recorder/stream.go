@@ -8,19 +8,22 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
 
 // Stream hands the events of the running recordings to functions in the
 // process as they are recorded, as the JDK's RecordingStream (JEP 349)
-// does: each chunk the recorder writes is read back with package jfr
-// once it is closed, so handlers see exactly the values `jfr print` shows.
-// While a stream runs the recorder cuts a chunk at least once a second
-// (otherwise chunks are cut by size), so events reach the handlers within
-// about a second; every recording's chunks are cut as often meanwhile.
-// A stream is itself a recording (named "stream" unless WithName says
-// otherwise), whose settings (WithSettings) turn on the events it wants;
-// it holds no data.
+// does: at each flushpoint (once a second) the stream gets the bytes the
+// flush added to the chunk being written and reads them with package jfr
+// on its own goroutine (jfr.LiveChunk: the new constants join those read
+// before, and only the events of types with handlers are decoded, the
+// others skipped by their size), so handlers see exactly the values `jfr
+// print` shows, within about a second. Chunks are cut by size and age as
+// without a stream. A stream is itself a recording (named "stream" unless
+// WithName says otherwise), whose settings (WithSettings) turn on the
+// events it wants; it holds no data.
 //
 // Register handlers, then Start. Handlers run one at a time on the
 // stream's goroutine, a chunk's events in the order they were written.
@@ -35,26 +38,62 @@ type Stream struct {
 	onError  []func(error)
 	onChunk  []func([]byte)
 
-	sendMu  sync.Mutex // guards chunks against a late chunk after Close
-	closed  bool
-	chunks  chan []byte
-	free    chan []byte  // chunk buffers handed back by run, for reuse
-	dropped atomic.Int64 // chunks not read because the handlers fell behind
+	// deliver's state, on the recorder's chunk writer.
+	sendMu   sync.Mutex // guards flushes against a late flush after Close
+	closed   bool
+	cur      []byte // the chunk being written, its bytes so far
+	seq      uint64 // chunks begun
+	skipping bool   // the chunk's first flush was not sent: nor are the others
+	unsent   int64  // flushes in cur since the last one sent
+	// lastChunk is the size of the last chunk, for the next one's
+	// buffer: at first, a chunk cut at the default size.
+	lastChunk int
+	// scan holds the ranges of cur's records run is to read, since the
+	// last flush sent: the emitted records of a flush with none of a
+	// handled type are left out of cur (their bytes not copied).
+	scan        [][2]int64
+	adopted     [][]byte     // deliver's scratch
+	wholeChunks bool         // OnChunk handlers need every byte
+	handled     handledTypes // the emitted types with handlers
+	hversion    atomic.Int64 // of handlers, for deliver
+
+	flushes chan streamFlush
+	dropped atomic.Int64 // flushes whose events the handlers did not get
+	copied  atomic.Int64 // bytes copied for the stream
 	done    chan struct{}
 }
 
-// streamBacklog is how many chunks (seconds, at the default chunk age) a
-// stream's handlers may fall behind before chunks are dropped.
+// chunkBuffers holds the chunk buffers streams are done with: a new one
+// for each chunk, zeroed by the allocator, cost the recorder's chunk
+// writer as much as copying the chunk into it, and streams come and go
+// (ctl stream).
+var chunkBuffers sync.Pool
+
+// streamFlush tells run that a chunk has grown by a flush.
+type streamFlush struct {
+	seq    uint64 // the chunk's, from 1
+	header [jfr.HeaderSize]byte
+	// The chunk's bytes up to the flush (header bytes not up to date):
+	// deliver appends the next flushes after them, into the same array
+	// while it has room, and never writes below len(data).
+	data   []byte
+	scan   [][2]int64 // the ranges of data's records to read
+	closed bool       // the chunk is complete
+}
+
+// streamBacklog is how many flushes (seconds, at the default flush
+// interval) a stream's handlers may fall behind before flushes are
+// dropped.
 const streamBacklog = 8
 
-// ErrStreamBehind is reported to OnError handlers when chunks were dropped
+// ErrStreamBehind is reported to OnError handlers when events were dropped
 // because the handlers could not keep up.
-var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; chunks dropped")
+var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; flushes dropped")
 
 // NewStream returns a stream that, once started, records with opts
 // (WithSettings, WithName, WithMaxChunkAge...).
 func NewStream(opts ...Option) *Stream {
-	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}}
+	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunk: defaultMaxChunkSize}
 }
 
 // OnEvent calls fn with every event of the type named name (such as
@@ -63,10 +102,11 @@ func (s *Stream) OnEvent(name string, fn func(*jfr.Event)) {
 	s.mu.Lock()
 	s.handlers[name] = append(s.handlers[name], fn)
 	s.version++
+	s.hversion.Store(int64(s.version))
 	s.mu.Unlock()
 }
 
-// OnFlush calls fn after the events of each chunk have been handled.
+// OnFlush calls fn after the events of each flush have been handled.
 func (s *Stream) OnFlush(fn func()) {
 	s.mu.Lock()
 	s.onFlush = append(s.onFlush, fn)
@@ -81,8 +121,11 @@ func (s *Stream) OnError(fn func(error)) {
 	s.mu.Unlock()
 }
 
-// OnChunk calls fn with the bytes of each chunk, a complete .jfr file of
-// one chunk, which fn may keep.
+// OnChunk calls fn with the bytes of each chunk once it is complete, a
+// .jfr file of one chunk, which fn may keep. A stream with OnChunk
+// handlers at Start has the recorder cut a chunk at least once a second
+// (unless WithMaxChunkAge, after it, says otherwise), as whole chunks are
+// otherwise cut by size only.
 func (s *Stream) OnChunk(fn func([]byte)) {
 	s.mu.Lock()
 	s.onChunk = append(s.onChunk, fn)
@@ -94,12 +137,18 @@ func (s *Stream) Start() error {
 	if s.rec != nil {
 		return errors.New("recorder: stream already started")
 	}
-	s.chunks = make(chan []byte, streamBacklog)
-	s.free = make(chan []byte, streamBacklog+1)
+	s.flushes = make(chan streamFlush, streamBacklog)
 	s.done = make(chan struct{})
-	opts := append([]Option{WithName("stream")}, s.opts...)
-	opts = append([]Option{withChunkSink(s.deliver)}, opts...)
-	rec, err := Start(opts...)
+	s.mu.Lock()
+	s.wholeChunks = len(s.onChunk) > 0
+	s.mu.Unlock()
+	opts := []Option{WithName("stream"), optionFunc(func(c *config) {
+		c.sink = s.deliver
+		if s.wholeChunks {
+			capChunkAge(c)
+		}
+	})}
+	rec, err := Start(append(opts, s.opts...)...)
 	if err != nil {
 		return err
 	}
@@ -111,7 +160,7 @@ func (s *Stream) Start() error {
 // Recording returns the stream's recording, nil before Start.
 func (s *Stream) Recording() *Recording { return s.rec }
 
-// Close stops the stream's recording after handing its last chunk to the
+// Close stops the stream's recording after handing its last flush to the
 // handlers.
 func (s *Stream) Close() error {
 	if s.rec == nil {
@@ -121,44 +170,181 @@ func (s *Stream) Close() error {
 	s.sendMu.Lock()
 	if !s.closed {
 		s.closed = true
-		close(s.chunks)
+		close(s.flushes)
 	}
 	s.sendMu.Unlock()
 	<-s.done
 	return err
 }
 
-// deliver runs on the recorder's chunk writer: it must not wait. It takes
-// the chunk and gives the collector a buffer the stream has done with, if
-// any: a new chunk-sized buffer for every chunk costs the emitters the
-// collector's time.
-func (s *Stream) deliver(chunk []byte) []byte {
+// deliver runs on the recorder's chunk writer, with each segment of the
+// stream recording's chunks: it must not wait. It copies the segment after
+// the chunk's bytes so far and tells run; when run is streamBacklog
+// flushes behind, the next message covers the bytes too, unless the chunk
+// ends (its last flushes are dropped) or begins (the whole chunk is).
+func (s *Stream) deliver(seg segment) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	if s.closed {
-		return chunk
+		return
 	}
-	select {
-	case s.chunks <- chunk:
-	default:
+	// Only deliver sends, so a channel with room now has room below.
+	full := len(s.flushes) == cap(s.flushes)
+	if seg.first {
+		s.seq++
+		s.unsent = 0
+		s.skipping = full
+		if len(s.cur) > 0 {
+			s.lastChunk = len(s.cur)
+		}
+		s.cur = nil
+		if !full {
+			if b, ok := chunkBuffers.Get().(*[]byte); ok {
+				s.cur = (*b)[:0]
+			} else {
+				// Room for a chunk like the last, or one cut at the
+				// default size: growing by doubling copied each chunk
+				// twice over, on the recorder's chunk writer.
+				s.cur = make([]byte, 0, max(int(seg.size()), s.lastChunk+s.lastChunk/8))
+			}
+		}
+	}
+	if s.skipping {
 		s.dropped.Add(1)
-		return chunk
+		return
 	}
-	select {
-	case buf := <-s.free:
-		return buf
-	default:
-		return nil
+	if seg.first {
+		s.scan = nil
 	}
+	if n := len(s.cur) + int(seg.size()); n > cap(s.cur) {
+		// A new array: run may be reading the old one.
+		s.cur = append(make([]byte, 0, max(n, 2*cap(s.cur), 64<<10)), s.cur...)
+	}
+	start := max(int64(len(s.cur)), jfr.HeaderSize)
+	var adopted [][]byte // the emitted records, where seg.parts has them
+	if recs := seg.recs; recs != nil && !s.wholeChunks && !s.handled.anyIn(s, recs) {
+		s.adopted = append(append(s.adopted[:0], recs.parts...), recs.copied)
+		adopted = s.adopted
+	}
+	holeStart, holeEnd := int64(-1), int64(-1)
+	for _, p := range seg.parts {
+		for len(adopted) > 0 && len(adopted[0]) == 0 {
+			adopted = adopted[1:]
+		}
+		if len(p) > 0 && len(adopted) > 0 && &p[0] == &adopted[0][0] && len(p) == len(adopted[0]) {
+			// None of them is read: leave their bytes out.
+			adopted = adopted[1:]
+			if holeStart < 0 {
+				holeStart = int64(len(s.cur))
+			}
+			s.cur = s.cur[:len(s.cur)+len(p)]
+			holeEnd = int64(len(s.cur))
+			continue
+		}
+		s.cur = append(s.cur, p...)
+		s.copied.Add(int64(len(p)))
+	}
+	if end := int64(len(s.cur)); holeStart < 0 {
+		s.scan = append(s.scan, [2]int64{start, end})
+	} else {
+		s.scan = append(s.scan, [2]int64{start, holeStart}, [2]int64{holeEnd, end})
+	}
+	s.unsent++
+	if full {
+		if seg.closed {
+			s.dropped.Add(s.unsent)
+		}
+		return
+	}
+	f := streamFlush{seq: s.seq, data: s.cur, scan: s.scan, closed: seg.closed}
+	copy(f.header[:], seg.header)
+	s.flushes <- f
+	s.unsent, s.scan = 0, nil
+}
+
+// handledTypes tells which emitted event types (by id) have handlers.
+type handledTypes struct {
+	version int64  // of the handlers
+	types   uint64 // batch.Types version
+	built   bool
+	byID    []bool
+	any     bool
+}
+
+// anyIn tells whether any of the records gathered in recs is of a type
+// with handlers, walking their sizes and type ids; called by deliver.
+func (h *handledTypes) anyIn(s *Stream, recs *gathered) bool {
+	types, tv := batch.Types()
+	if v := s.hversion.Load(); !h.built || v != h.version || tv != h.types {
+		s.mu.Lock()
+		h.version, h.types, h.built, h.any = int64(s.version), tv, true, false
+		clear(h.byID)
+		for _, d := range types {
+			if len(s.handlers[d.Name]) == 0 || d.ID < 2 {
+				continue
+			}
+			if int(d.ID) >= len(h.byID) {
+				h.byID = append(h.byID, make([]bool, int(d.ID)+1-len(h.byID))...)
+			}
+			h.byID[d.ID], h.any = true, true
+		}
+		s.mu.Unlock()
+	}
+	if !h.any {
+		return false
+	}
+	for _, p := range recs.parts {
+		if h.in(p) {
+			return true
+		}
+	}
+	return h.in(recs.copied)
+}
+
+// in tells whether a record in b, records end to end, has a handled type;
+// true too if b cannot be walked, so that it is copied and read.
+func (h *handledTypes) in(b []byte) bool {
+	for off := 0; off < len(b); {
+		// One-byte sizes and type ids are the common case.
+		size, n := uint64(b[off]), 1
+		if size >= 0x80 {
+			size, n = leb128.Uvarint(b[off:])
+		}
+		if n <= 0 || size <= uint64(n) || size > uint64(len(b)-off) {
+			return true
+		}
+		typ := uint64(b[off+n])
+		if typ >= 0x80 {
+			var m int
+			if typ, m = leb128.Uvarint(b[off+n : off+int(size)]); m <= 0 {
+				return true
+			}
+		}
+		if typ < uint64(len(h.byID)) && h.byID[typ] {
+			return true
+		}
+		off += int(size)
+	}
+	return false
 }
 
 func (s *Stream) run() {
 	defer close(s.done)
-	cache := jfr.NewMetadataCache()
+	live := jfr.NewLiveChunk(&jfr.ReaderOptions{PerChunkClock: true})
 	var ev jfr.Event
 	var byID handlerTable
 	var reported int64
-	for chunk := range s.chunks {
+	var seq uint64  // the chunk being read
+	var data []byte // its bytes so far
+	var failed bool // it could not be read
+	var kept bool   // OnChunk handlers have it
+	recycle := func() {
+		if data != nil && !kept {
+			b := data[:0]
+			chunkBuffers.Put(&b)
+		}
+	}
+	for f := range s.flushes {
 		s.mu.Lock()
 		onChunk, onFlush, onError := s.onChunk, s.onFlush, s.onError
 		handlers := maps.Clone(s.handlers)
@@ -166,15 +352,19 @@ func (s *Stream) run() {
 		s.mu.Unlock()
 		if d := s.dropped.Load(); d != reported {
 			for _, fn := range onError {
-				fn(fmt.Errorf("%w: %d chunks", ErrStreamBehind, d-reported))
+				fn(fmt.Errorf("%w: %d flushes", ErrStreamBehind, d-reported))
 			}
 			reported = d
 		}
-		for _, fn := range onChunk {
-			fn(chunk)
+		if f.seq != seq {
+			recycle()
+			seq, failed, kept = f.seq, false, false
+			live.Start(int(f.seq-1), 0)
 		}
-		if len(handlers) > 0 {
-			if err := dispatch(chunk, cache, handlers, version, &ev, &byID); err != nil {
+		data = f.data
+		if len(handlers) > 0 && !failed {
+			if err := dispatch(live, &f, handlers, version, &ev, &byID); err != nil {
+				failed = true
 				for _, fn := range onError {
 					fn(err)
 				}
@@ -183,19 +373,42 @@ func (s *Stream) run() {
 		for _, fn := range onFlush {
 			fn()
 		}
-		if len(onChunk) == 0 {
-			select {
-			case s.free <- chunk:
-			default:
+		if f.closed && len(onChunk) > 0 {
+			// deliver writes no more into a complete chunk's array.
+			copy(data, f.header[:])
+			kept = true
+			for _, fn := range onChunk {
+				fn(data)
 			}
 		}
 	}
+	recycle()
 }
 
-// dispatch decodes the events of the chunk that have handlers (at
-// version) and calls them; the others are skipped by their size.
-func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
-	r := jfr.NewBytesReader(chunk, &jfr.ReaderOptions{MetadataCache: cache})
+// dispatch decodes the events of the flush f (in its scan ranges) that
+// have handlers (at version) and calls them; the others are skipped by
+// their size.
+func dispatch(live *jfr.LiveChunk, f *streamFlush, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
+	c, err := live.Extend(f.header[:], f.data)
+	if err != nil {
+		return fmt.Errorf("recorder: stream: %w", err)
+	}
+	if !byID.update(c.Metadata, handlers, version) {
+		return nil // no type with a handler in this chunk
+	}
+	loaded := false
+	for _, span := range f.scan {
+		if err := dispatchRange(live, span, c, &loaded, ev, byID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatchRange decodes and hands over the events with handlers among the
+// records in span, loading the flush's constants before the first.
+func dispatchRange(live *jfr.LiveChunk, span [2]int64, c *jfr.Chunk, loaded *bool, ev *jfr.Event, byID *handlerTable) error {
+	r := live.Reader(span[0], span[1])
 	var recs [256]jfr.Record
 	for {
 		n, err := r.ReadRecords(recs[:])
@@ -205,12 +418,17 @@ func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func
 		if err != nil {
 			return fmt.Errorf("recorder: stream: %w", err)
 		}
-		c := r.Chunk()
-		byID.update(c.Metadata, handlers, version)
 		for _, rec := range recs[:n] {
 			fns := byID.lookup(rec.TypeID)
 			if len(fns) == 0 {
 				continue
+			}
+			if !*loaded {
+				// The constants this flush's events refer to.
+				if err := live.LoadConstants(); err != nil {
+					return fmt.Errorf("recorder: stream: %w", err)
+				}
+				*loaded = true
 			}
 			if err := c.DecodeEvent(rec, ev); err != nil {
 				return fmt.Errorf("recorder: stream: %w", err)
@@ -227,32 +445,38 @@ func dispatch(chunk []byte, cache *jfr.MetadataCache, handlers map[string][]func
 type handlerTable struct {
 	md    *jfr.Metadata
 	built int                  // version of the handlers the table was built for
+	any   bool                 // some type of md has handlers
 	small [][]func(*jfr.Event) // by id, for ids below maxSmallID
 	large map[int64][]func(*jfr.Event)
 }
 
 const maxSmallID = 1 << 12
 
-func (t *handlerTable) update(md *jfr.Metadata, handlers map[string][]func(*jfr.Event), version int) {
+// update builds the table for md, if it was not, and tells whether any of
+// md's types has handlers.
+func (t *handlerTable) update(md *jfr.Metadata, handlers map[string][]func(*jfr.Event), version int) bool {
 	if md == t.md && t.built == version {
-		return
+		return t.any
 	}
-	t.md, t.built = md, version
+	t.md, t.built, t.any = md, version, false
 	clear(t.small)
 	t.large = map[int64][]func(*jfr.Event){}
 	for _, cl := range md.EventTypes() {
 		fns := handlers[cl.Name]
 		switch {
-		case len(fns) == 0:
-		case cl.ID >= 2 && cl.ID < maxSmallID:
+		case len(fns) == 0 || cl.ID < 2:
+			continue
+		case cl.ID < maxSmallID:
 			if int(cl.ID) >= len(t.small) {
 				t.small = append(t.small, make([][]func(*jfr.Event), int(cl.ID)+1-len(t.small))...)
 			}
 			t.small[cl.ID] = fns
-		case cl.ID >= 2:
+		default:
 			t.large[cl.ID] = fns
 		}
+		t.any = true
 	}
+	return t.any
 }
 
 func (t *handlerTable) lookup(id int64) []func(*jfr.Event) {

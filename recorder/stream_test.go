@@ -140,3 +140,126 @@ func TestRepository(t *testing.T) {
 		t.Error("no test.Counted in the repository")
 	}
 }
+
+// TestStreamAtFlushpoints: a stream gets each event once, at the
+// flushpoints of chunks it does not cut: events emitted over 2.5 s reach
+// the handler within about a second, all from one chunk (the recorder cut
+// one a second for a stream before).
+func TestStreamAtFlushpoints(t *testing.T) {
+	st := NewStream(WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	chunks := map[int64]bool{}
+	var maxLatency time.Duration
+	st.OnEvent("test.Counted", func(ev *jfr.Event) {
+		n, _ := ev.Field("n")
+		mu.Lock()
+		seen[n.Int()]++
+		chunks[ev.Chunk.Header.StartNanos] = true
+		maxLatency = max(maxLatency, time.Since(ev.StartTime()))
+		mu.Unlock()
+	})
+	st.OnError(func(err error) { t.Errorf("stream error: %v", err) })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const batches, per = 5, 200
+	for b := range batches {
+		emitCounted(per, b*per)
+		time.Sleep(500 * time.Millisecond)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		mu.Lock()
+		k := len(seen)
+		mu.Unlock()
+		if k == batches*per || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	handledLive := len(seen)
+	mu.Unlock()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if handledLive != batches*per {
+		t.Errorf("%d of %d events handled before Close", handledLive, batches*per)
+	}
+	for i := range int64(batches * per) {
+		if seen[i] != 1 {
+			t.Fatalf("event %d handled %d times", i, seen[i])
+		}
+	}
+	if len(chunks) != 1 {
+		t.Errorf("events came from %d chunks; a stream cuts none", len(chunks))
+	}
+	if maxLatency > 2*time.Second {
+		t.Errorf("an event reached its handler %v after it was emitted", maxLatency)
+	}
+}
+
+// TestStreamOnChunk: OnChunk handlers get every chunk whole, a recording
+// jfr reads, cut at least once a second.
+func TestStreamOnChunk(t *testing.T) {
+	st := NewStream(WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	var mu sync.Mutex
+	var chunks [][]byte
+	st.OnChunk(func(b []byte) {
+		mu.Lock()
+		chunks = append(chunks, b)
+		mu.Unlock()
+	})
+	events := 0
+	st.OnEvent("test.Counted", func(*jfr.Event) { events++ })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		emitCounted(100)
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) < 2 {
+		t.Fatalf("%d chunks in 2.5 s, want one a second", len(chunks))
+	}
+	total := 0
+	for _, c := range chunks {
+		total += readEvents(t, c)["test.Counted"]
+	}
+	if total != 500 || events != 500 {
+		t.Errorf("%d test.Counted in the chunks, %d handled, want 500", total, events)
+	}
+}
+
+// TestStreamLeavesOutUnhandled: the emitted records of a flush with none
+// of a handled type are not copied for the stream, and the flushes around
+// them are read as usual.
+func TestStreamLeavesOutUnhandled(t *testing.T) {
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "bench.Event": {Enabled: Bool(true)}}
+	st := NewStream(WithSettings(only))
+	var handled atomic.Int64
+	st.OnEvent("test.Counted", func(*jfr.Event) { handled.Add(1) })
+	st.OnError(func(err error) { t.Errorf("stream error: %v", err) })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const bench = 200_000
+	emitCounted(100)
+	theSession.flushNow()
+	emitLoop(benchType, bench) // about 4 MB, in flushes of their own
+	theSession.flushNow()
+	emitCounted(100, 100)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if handled.Load() != 200 {
+		t.Errorf("handled %d test.Counted, want 200", handled.Load())
+	}
+	if c := st.copied.Load(); c > bench*4 {
+		t.Errorf("%d bytes copied for the stream; the %d bench.Event records are not to be", c, bench)
+	}
+}

@@ -12,6 +12,10 @@ import (
 // BenchmarkPrintJSON prints the file named by $FLIGHTREC_BENCH_JFR.
 func BenchmarkPrintJSON(b *testing.B) { benchPrint(b, FormatJSON) }
 
+// BenchmarkPrintJSONLines is the JSON-lines format (print --follow --json)
+// of the same file.
+func BenchmarkPrintJSONLines(b *testing.B) { benchPrint(b, FormatJSONLines) }
+
 // BenchmarkPrintPretty is the human format of the same file.
 func BenchmarkPrintPretty(b *testing.B) { benchPrint(b, FormatPretty) }
 

@@ -16,7 +16,8 @@ import (
 // and indentation and then copied.
 type jsonPrinter struct {
 	*printer
-	n       int // events written
+	compact bool // no whitespace outside strings (JSON lines)
+	n       int  // events written
 	cache   renderCache
 	scratch []byte
 	units   []uint16
@@ -44,6 +45,14 @@ func (j *jsonPrinter) event(ev *jfr.Event) {
 		j.out = append(j.out, ", "...)
 	}
 	j.n++
+	if j.compact {
+		j.out = append(j.out, `{"type":`...)
+		j.out = appendJSONString(j.out, ev.Type.Name)
+		j.out = append(j.out, `,"values":{`...)
+		j.fields(j.plan(ev.Type), ev.Fields, 8, 1)
+		j.out = append(j.out, "}}"...)
+		return
+	}
 	j.out = append(j.out, "{\n      \"type\": "...)
 	j.out = appendJSONString(j.out, ev.Type.Name)
 	j.out = append(j.out, ", \n      \"values\": {\n"...)
@@ -54,6 +63,9 @@ func (j *jsonPrinter) event(ev *jfr.Event) {
 const spaces = "                                                                                                                                "
 
 func (j *jsonPrinter) indent(n int) {
+	if j.compact {
+		return
+	}
 	for n > len(spaces) {
 		j.out = append(j.out, spaces...)
 		n -= len(spaces)
@@ -64,11 +76,15 @@ func (j *jsonPrinter) indent(n int) {
 func (j *jsonPrinter) fields(cp *classPlan, vals []jfr.Value, indent, depth int) {
 	for i := range cp.fields {
 		if i > 0 {
-			j.out = append(j.out, ", \n"...)
+			j.out = append(j.out, j.separator(", \n")...)
 		}
 		fp := &cp.fields[i]
 		j.indent(indent)
-		j.out = append(j.out, fp.jsonName...)
+		name := fp.jsonName
+		if j.compact {
+			name = name[:len(name)-1] // the space after the colon
+		}
+		j.out = append(j.out, name...)
 		var v jfr.Value
 		if i < len(vals) {
 			v = vals[i]
@@ -97,7 +113,7 @@ func (j *jsonPrinter) array(fp *fieldPlan, v jfr.Value, indent, depth int) {
 	j.out = append(j.out, '[')
 	for k, e := range elems {
 		if k > 0 {
-			j.out = append(j.out, ", "...)
+			j.out = append(j.out, j.separator(", ")...)
 		}
 		if fp.elemShape == shapeStruct {
 			j.structValue(e, indent, depth)
@@ -134,11 +150,21 @@ func (j *jsonPrinter) object(v jfr.Value, indent, depth int) {
 		j.scalar(nil, v)
 		return
 	}
-	j.out = append(j.out, "{\n"...)
+	j.out = append(j.out, j.separator("{\n")...)
 	j.fields(j.plan(v.Class()), v.Elems(), indent+2, depth+1)
-	j.out = append(j.out, '\n')
+	if !j.compact {
+		j.out = append(j.out, '\n')
+	}
 	j.indent(indent)
 	j.out = append(j.out, '}')
+}
+
+// separator returns sep without its whitespace when compact.
+func (j *jsonPrinter) separator(sep string) string {
+	if j.compact {
+		return sep[:1]
+	}
+	return sep
 }
 
 // scalar writes a primitive, string, duration or timestamp; fp may be nil

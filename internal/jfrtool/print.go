@@ -73,7 +73,7 @@ func newEmitter(p *printer, f Format) emitter {
 		return &jsonPrinter{printer: p}
 	}
 	if f == FormatJSONLines {
-		return &jsonLinesPrinter{jsonPrinter: jsonPrinter{printer: p}}
+		return &jsonLinesPrinter{jsonPrinter: jsonPrinter{printer: p, compact: true}}
 	}
 	return &prettyPrinter{printer: p}
 }
