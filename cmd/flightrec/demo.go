@@ -5,10 +5,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/flightrec/flightrec/jdkio"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -116,7 +121,8 @@ Open it with:
 	},
 }
 
-// runDemoWorkload serves fake requests from 4 workers until d has passed.
+// runDemoWorkload serves fake requests from 4 workers until d has passed,
+// and does real I/O through package jdkio beside them (demoIO).
 func runDemoWorkload(ctx context.Context, d time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -124,6 +130,11 @@ func runDemoWorkload(ctx context.Context, d time.Duration) {
 	cache := map[string][]byte{}
 	paths := []string{"/", "/api/users", "/api/orders", "/static/app.js", "/health"}
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		demoIO(ctx)
+	}()
 	for w := range 4 {
 		wg.Add(1)
 		go func() {
@@ -173,4 +184,59 @@ func serveDemoRequest(rng *rand.Rand, worker int, path string, mu *sync.Mutex, c
 		ev.Method, ev.Path, ev.Status, ev.Bytes, ev.Worker = "GET", path, status, int64(len(body)), int32(worker)
 	}
 	ev.Commit()
+}
+
+// demoIO does real I/O through the jdkio wrappers until ctx ends, so that
+// the recording has the JDK's socket and file event types (events only of
+// calls over their threshold): a loopback HTTP server and a client
+// fetching from it, and an access log written, synced and read back in a
+// temporary file. Failures only end it early: the demo is about the rest.
+func demoIO(ctx context.Context) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return
+	}
+	body := []byte(strings.Repeat("flightrec demo ", 1000))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) })}
+	go srv.Serve(jdkio.WrapListener(l))
+	defer srv.Close()
+	tr := jdkio.Transport(nil)
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	url := "http://localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "/api/orders"
+
+	dir, err := os.MkdirTemp("", "flightrec-demo-")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(dir)
+	log, err := jdkio.Create(filepath.Join(dir, "access.log"))
+	if err != nil {
+		return
+	}
+	defer log.Close()
+	buf := make([]byte, 64<<10)
+	var off int64
+	for n := 0; ctx.Err() == nil; n++ {
+		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return
+		}
+		got, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		fmt.Fprintf(log, "%s GET /api/orders 200 %d\n", time.Now().Format(time.RFC3339Nano), got)
+		if n%50 == 49 {
+			log.Sync()
+			// A log shipper reads what was written since.
+			for {
+				k, err := log.ReadAt(buf, off)
+				off += int64(k)
+				if err != nil || k == 0 {
+					break
+				}
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
