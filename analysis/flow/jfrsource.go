@@ -61,16 +61,22 @@ type jfrSpan struct {
 	truncated  bool // events of the span may be lost to damage
 	unfinished bool // no span record: the span was open when recording stopped
 	nonCausal  bool
-	in         [2]int   // offsets in buf
-	outs       [][2]int // offsets in buf
-	outField   bool     // the record has an outgoing array field
+	in         bufRange
+	outs       []bufRange
+	outField   bool // the record has an outgoing array field
 }
+
+// bufRange locates bytes in a jfrSpan's buf: start and end. Held spans
+// are many (two chunks' worth per input), so the offsets are 32 bits.
+type bufRange [2]uint32
+
+func span32(start, end int) bufRange { return bufRange{uint32(start), uint32(end)} }
 
 type jfrEvent struct {
 	nano, wall int64
 	thread     uint32
 	kind       flowspec.Kind
-	msg, text  [2]int // offsets in buf
+	msg, text  bufRange
 }
 
 // jfrClass caches the field indexes of one flow event type.
@@ -232,7 +238,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			}
 			js.num, js.chunk = num, -1
 			js.truncated = num <= s.damagedUpTo
-			js.unfinished, js.nonCausal, js.outField, js.in = false, false, false, [2]int{}
+			js.unfinished, js.nonCausal, js.outField, js.in = false, false, false, bufRange{}
 			s.open[num] = js
 			s.maxNum = max(s.maxNum, num)
 		}
@@ -270,7 +276,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		e.thread = id
 		start := len(js.buf)
 		js.buf = appendID(js.buf, f, jc.msg, jc.msgText)
-		e.msg = [2]int{start, len(js.buf)}
+		e.msg = span32(start, len(js.buf))
 		start = len(js.buf)
 		if jc.key >= 0 && !f[jc.key].IsNull() {
 			js.buf = f[jc.key].AppendText(js.buf)
@@ -279,7 +285,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		if jc.text >= 0 && !f[jc.text].IsNull() {
 			js.buf = f[jc.text].AppendText(js.buf)
 		}
-		e.text = [2]int{start, len(js.buf)}
+		e.text = span32(start, len(js.buf))
 		js.events = append(js.events, e)
 	}
 }
@@ -339,14 +345,14 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
 	js.nonCausal = jc.nonCausal >= 0 && f[jc.nonCausal].Bool()
 	start := len(js.buf)
 	js.buf = appendID(js.buf, f, jc.in, jc.inText)
-	js.in = [2]int{start, len(js.buf)}
+	js.in = span32(start, len(js.buf))
 	if jc.out >= 0 && f[jc.out].Kind() == jfr.KindArray {
 		js.outField = true
 		for _, v := range f[jc.out].Elems() {
 			if v.Int() != 0 {
 				start := len(js.buf)
 				js.buf = AppendCompactID(js.buf, v.Int())
-				js.outs = append(js.outs, [2]int{start, len(js.buf)})
+				js.outs = append(js.outs, span32(start, len(js.buf)))
 			}
 		}
 	}
@@ -356,7 +362,7 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
 			if !v.IsNull() {
 				start := len(js.buf)
 				js.buf = v.AppendText(js.buf)
-				js.outs = append(js.outs, [2]int{start, len(js.buf)})
+				js.outs = append(js.outs, span32(start, len(js.buf)))
 			}
 		}
 	}
@@ -391,7 +397,7 @@ func (s *jfrSource) deliver(js *jfrSpan, sp *rawSpan) error {
 			}
 		}
 		if js.nonCausal {
-			js.in = [2]int{}
+			js.in = bufRange{}
 		}
 	}
 	sp.nonCausal = js.nonCausal
