@@ -201,7 +201,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			continue
 		}
 		_, recordings[i] = src.(*jfrSource)
-		ins = append(ins, &pass1Input{src: src, i: i})
+		ins = append(ins, &pass1Input{src: newReadAhead(src), i: i})
 	}
 	advance := func(in *pass1Input) {
 		err := in.src.next(&in.sp)
@@ -554,7 +554,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 			m.Errors = append(m.Errors, err)
 			continue
 		}
-		ins = append(ins, &pass2Input{src: src, node: uint16(i), failed: failed[i] == 2})
+		ins = append(ins, &pass2Input{src: newReadAhead(src), node: uint16(i), failed: failed[i] == 2})
 	}
 	defer func() {
 		for _, in := range ins {
