@@ -8,13 +8,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flightrec/flightrec/analysis/flow"
 	"github.com/flightrec/flightrec/analysis/flow/otlp"
 	"github.com/flightrec/flightrec/internal/cli"
+	"github.com/flightrec/flightrec/internal/ctlproto"
 )
 
 var flowCmd = &cli.Command{
@@ -97,7 +101,16 @@ then the merge's. Damaged inputs (a truncated or corrupt recording) are
 used up to the damage and from the next intact chunk on; every damage is
 reported on standard error and in INPUTS, and the exit status is then 1,
 after the results. Inputs without flow events, two inputs with one node
-number and two nodes in one recording are refused.`,
+number and two nodes in one recording are refused.
+
+--mem SIZE (default 512MiB; 256MiB, 1GiB, 100m or bytes; 0 for none) is
+the memory budget: Go's garbage collector keeps the heap under it,
+collecting more often as the heap nears it, instead of letting the heap
+grow to twice what is live (GOMEMLIMIT, when set, wins over the default).
+What the merge must hold is not spilled to disk: per message about 26
+bytes until the merge has counted it (then 20), and per recording the
+spans of up to two chunks (a span's events can be written a chunk after
+its end); a merge that needs more than the budget goes on, slower.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "write the report as JSON")
 		fs.Bool("messages", false, "stats: the messages report")
@@ -113,6 +126,7 @@ number and two nodes in one recording are refused.`,
 		fs.String("until", "", "traces: only traces starting before this RFC 3339 time")
 		fs.String("otlp", "", "export: the OTLP endpoint, http(s)://host:port[/path] or grpc://host:port")
 		fs.Bool("progress", false, "show a progress bar on standard error even when it is not a terminal")
+		fs.String("mem", "512MiB", "memory budget: the heap size the garbage collector keeps the merge under (256MiB, 1GiB, 100m; 0 for none)")
 	},
 	Run: runFlow,
 }
@@ -184,6 +198,11 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	if sub != "cut" && (message != "" || outDir != "") {
 		return cli.Usagef("--message and --out are flags of flow cut")
 	}
+	prevLimit := debug.SetMemoryLimit(-1)
+	if err := setMemoryBudget(fs); err != nil {
+		return err
+	}
+	defer debug.SetMemoryLimit(prevLimit)
 	inputs := make([]flow.Input, len(files))
 	for i, f := range files {
 		inputs[i] = flow.FileInput(f)
@@ -329,6 +348,45 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 		return errors.New(strings.Join(msgs, "\n"))
 	}
 	return nil
+}
+
+// setMemoryBudget sets the garbage collector's soft memory limit from
+// --mem; the default gives way to a GOMEMLIMIT the user set.
+func setMemoryBudget(fs *flag.FlagSet) error {
+	v := flagString(fs, "mem")
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "mem" })
+	if !explicit && os.Getenv("GOMEMLIMIT") != "" {
+		return nil
+	}
+	n, err := parseMemSize(v)
+	if err != nil {
+		return cli.Usagef("--mem: %v", err)
+	}
+	if n == 0 {
+		n = math.MaxInt64
+	}
+	debug.SetMemoryLimit(n)
+	return nil
+}
+
+// parseMemSize reads a size in bytes with an IEC suffix (KiB, MiB, GiB,
+// TiB) or as the JVM's options write it (500k, 100m, 1g, bytes).
+func parseMemSize(v string) (int64, error) {
+	for i, unit := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if num, ok := strings.CutSuffix(v, unit); ok {
+			n, err := strconv.ParseInt(num, 10, 64)
+			shift := 10 * (i + 1)
+			if err != nil || n < 0 || n > math.MaxInt64>>shift {
+				return 0, fmt.Errorf("bad size %q (want e.g. 512MiB, 1GiB)", v)
+			}
+			return n << shift, nil
+		}
+	}
+	if v == "" {
+		return 0, fmt.Errorf("empty size (want e.g. 512MiB, 1GiB)")
+	}
+	return ctlproto.ParseSize(v)
 }
 
 // progressBar draws the merge's progress on a terminal, at most ten times
