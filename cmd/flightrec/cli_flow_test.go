@@ -243,7 +243,8 @@ func TestFlowTracesFilters(t *testing.T) {
 		t.Errorf("stats --tag: exit %d, %s", code, errOut)
 	}
 	code, _, errOut := runCmd(t, append([]string{"flow", "stats", "--progress"}, files...)...)
-	if code != 0 || !strings.Contains(string(errOut), "events") || !strings.Contains(string(errOut), "100%") {
+	if code != 0 || !strings.Contains(string(errOut), "[pass 1/2] [") || !strings.Contains(string(errOut), "MiB read") ||
+		!strings.Contains(string(errOut), "[pass 2/2] [") || !strings.Contains(string(errOut), "100%") {
 		t.Errorf("--progress: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -96,8 +96,8 @@ rank, exact up to 4096 values and within 1% beyond):
 --json writes any report as JSON: camelCase keys, units in the names
 (durationNs, meanLatencyNs, wallNs; distributions as count, meanNs, minNs,
 p50Ns, p90Ns, p99Ns, maxNs). A progress bar is shown on standard error when
-it is a terminal, or with --progress; it counts the first pass's events,
-then the merge's. Damaged inputs (a truncated or corrupt recording) are
+it is a terminal, or with --progress: the first pass's share of the
+inputs' bytes read, then the merge's of their events. Damaged inputs (a truncated or corrupt recording) are
 used up to the damage and from the next intact chunk on; every damage is
 reported on standard error and in INPUTS, and the exit status is then 1,
 after the results. Inputs without flow events, two inputs with one node
@@ -414,16 +414,20 @@ func newProgressBar(w io.Writer, force bool) *progressBar {
 	return &progressBar{w: w}
 }
 
-func (p *progressBar) update(done, total int64) {
+func (p *progressBar) update(pass int, done, total int64) {
 	now := time.Now()
 	if now.Sub(p.last) < 100*time.Millisecond && done < total {
 		return
 	}
 	p.last = now
+	p.shown = true
+	unit, div := "events", int64(1)
+	if pass == 1 {
+		unit, div = "MiB read", 1<<20
+	}
 	if total < 0 {
-		// The first pass: the total is not known yet.
-		fmt.Fprintf(p.w, "\r[pass 1: counting] %d events", done)
-		p.shown = true
+		// An input of unknown size (a pipe): no share to show.
+		fmt.Fprintf(p.w, "\r[pass 1/2] %d %s", done/div, unit)
 		return
 	}
 	frac := 1.0
@@ -432,8 +436,7 @@ func (p *progressBar) update(done, total int64) {
 	}
 	const width = 40
 	n := int(frac * width)
-	fmt.Fprintf(p.w, "\r[%s%s] %3.0f%% %d/%d events", strings.Repeat("#", n), strings.Repeat(" ", width-n), 100*frac, done, total)
-	p.shown = true
+	fmt.Fprintf(p.w, "\r[pass %d/2] [%s%s] %3.0f%% %d/%d %s", pass, strings.Repeat("#", n), strings.Repeat(" ", width-n), 100*frac, done/div, total/div, unit)
 }
 
 func (p *progressBar) done() {
