@@ -103,14 +103,16 @@ reported on standard error and in INPUTS, and the exit status is then 1,
 after the results. Inputs without flow events, two inputs with one node
 number and two nodes in one recording are refused.
 
---mem SIZE (default 512MiB; 256MiB, 1GiB, 100m or bytes; 0 for none) is
-the memory budget: Go's garbage collector keeps the heap under it,
-collecting more often as the heap nears it, instead of letting the heap
-grow to twice what is live (GOMEMLIMIT, when set, wins over the default).
-What the merge must hold is not spilled to disk: per message about 26
-bytes until the merge has counted it (then 20), and per recording the
-spans of up to two chunks (a span's events can be written a chunk after
-its end); a merge that needs more than the budget goes on, slower.`,
+--mem SIZE (256MiB, 1GiB, 100m or bytes; 0 for none) is the memory
+budget: Go's garbage collector keeps the heap under it, collecting more
+often as the heap nears it, instead of letting the heap grow to twice
+what is live. The default is half the machine's memory (GOMEMLIMIT, when
+set, wins over the default). What the merge must hold is not spilled to
+disk: per message about 26 bytes until the merge has counted it (then
+20), and per recording the spans of up to two chunks (a span's events
+can be written a chunk after its end), about 100 MiB per recording of
+12 MiB chunks; a merge that needs more than the budget goes on, with
+up to half its CPU time spent collecting garbage.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "write the report as JSON")
 		fs.Bool("messages", false, "stats: the messages report")
@@ -126,7 +128,7 @@ its end); a merge that needs more than the budget goes on, slower.`,
 		fs.String("until", "", "traces: only traces starting before this RFC 3339 time")
 		fs.String("otlp", "", "export: the OTLP endpoint, http(s)://host:port[/path] or grpc://host:port")
 		fs.Bool("progress", false, "show a progress bar on standard error even when it is not a terminal")
-		fs.String("mem", "512MiB", "memory budget: the heap size the garbage collector keeps the merge under (256MiB, 1GiB, 100m; 0 for none)")
+		fs.String("mem", "", "memory budget: the heap size the garbage collector keeps the merge under (256MiB, 1GiB, 100m; 0 for none; default half the machine's memory)")
 	},
 	Run: runFlow,
 }
@@ -354,20 +356,41 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 // --mem; the default gives way to a GOMEMLIMIT the user set.
 func setMemoryBudget(fs *flag.FlagSet) error {
 	v := flagString(fs, "mem")
-	explicit := false
-	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "mem" })
-	if !explicit && os.Getenv("GOMEMLIMIT") != "" {
-		return nil
-	}
-	n, err := parseMemSize(v)
-	if err != nil {
-		return cli.Usagef("--mem: %v", err)
+	var n int64
+	if v == "" {
+		if os.Getenv("GOMEMLIMIT") != "" {
+			return nil
+		}
+		n = physicalMemory() / 2
+	} else {
+		var err error
+		if n, err = parseMemSize(v); err != nil {
+			return cli.Usagef("--mem: %v", err)
+		}
 	}
 	if n == 0 {
 		n = math.MaxInt64
 	}
 	debug.SetMemoryLimit(n)
 	return nil
+}
+
+// physicalMemory returns the machine's memory in bytes from
+// /proc/meminfo, 0 where that is not available.
+func physicalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil && kb > 0 {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 // parseMemSize reads a size in bytes with an IEC suffix (KiB, MiB, GiB,
