@@ -44,21 +44,17 @@
 //
 // # Memory and speed
 //
-// Per message the merge keeps its ID text in a paged arena, a 4-byte
-// index slot, offset, length and hash, a reference count and an open-trace
-// slot (plus the first send's time and node during pass 1), in fixed pages
-// that never copy to grow. Open traces are the ones in flight around the
-// current time. Measured on the generated 5-node input of BenchmarkMerge
-// (7 events and 2 messages per request; the generator's own cost is
-// included), on a 2-core VM shared with other builds (load 12-31):
+// Per message the merge keeps a reference count and, during pass 1, the
+// first send's time and node, then during pass 2 an open-trace slot, in
+// fixed pages that never copy to grow. A compact ID "node:counter" is
+// interned as integers (ids.go): a slot in its node's counter-indexed
+// table and its 8-byte integer form, 26 bytes per message in pass 1 and
+// 20 in pass 2; other IDs are hashed as text. Open traces are the ones in
+// flight around the current time. A recording's reader also holds the
+// spans of up to two chunks (jfrsource.go), which at high request rates
+// outweighs the per-message state.
 //
-//	go test ./analysis/flow -run '^$' -bench Merge -benchtime 1x -flow.requests 5000000
-//	  35 M events (10 M messages): 212 s wall, 59.8 s CPU (0.57 M events
-//	  per CPU second), peak live heap 682 MiB, max RSS 705 MiB
-//
-// On a quiet machine the merge with one offset per node did 1.19-1.40 M
-// events/s; the per-bucket clocks cost no measurable CPU beside it.
-//
-// Throughput counts input events per second of the whole merge, both
-// passes included; at most 5 traces (22 events) were open at once.
+// Each input is decoded on a goroutine of its own, batches of spans ahead
+// of the merge (readahead.go), so decoding uses every core. The README's
+// Scale section has the measurements.
 package flow

@@ -190,10 +190,10 @@ func TestGeneratedMemory(t *testing.T) {
 	if m.PeakOpenTraces > 2000 {
 		t.Errorf("%d traces open at once", m.PeakOpenTraces)
 	}
-	// Per message: its ID text (~8 bytes), the index slot, offset, hash,
-	// reference count and open-trace slot (~24 bytes), the first-send time
-	// and node during pass 1 (10 bytes), doubled by slice growth and by
-	// the garbage collector's headroom: 100 bytes, plus a constant.
+	// Per message: its counter slot and integer ID, reference count and
+	// open-trace slot (20 bytes), the first-send time and node during
+	// pass 1 (10 bytes), doubled by the garbage collector's headroom, with
+	// room to spare: 100 bytes, plus a constant.
 	if limit := uint64(requests) * 2 * 100; peak > limit+64<<20 {
 		t.Errorf("peak heap %d bytes, over %d", peak, limit+64<<20)
 	}

@@ -2,11 +2,187 @@ package flow
 
 import "hash/maphash"
 
-// idTable interns message IDs to dense integer keys 0, 1, 2... The text of
-// every ID lives once in one byte arena and the hash index holds only
-// 4-byte keys, so a run of ten million messages costs tens of bytes per
-// message instead of a map entry, a string header and an allocation each.
+// idTable interns message IDs to dense integer keys 0, 1, 2... in the order
+// they are first seen.
+//
+// Compact IDs "node:counter" (what flow.Node sends) are interned as
+// integers: per node number, a table indexed by the counter holds the
+// key, so such an ID costs its 4-byte slot and its 8-byte integer form,
+// with no text, hash or probing. Counters are dense from 1 (a node counts
+// its messages), so the slots are nearly all used; a node whose counters
+// are too sparse for that has the rest of its IDs hashed as text. Other IDs
+// live once in a byte arena behind an open-addressing hash index of 4-byte
+// slots.
 type idTable struct {
+	// ident is each key's ID: a compact ID's node<<48 | counter, or
+	// textIdent | the key's index in the text table.
+	ident   paged[uint64]
+	byNode  []*counterIndex // by node number, nil until the node's first ID
+	text    textTable
+	textKey paged[uint32] // global key of each text-table entry
+}
+
+// textIdent marks an ident that is an index into the text table; compact
+// IDs are taken only for node numbers below 1<<15 so that the bit is free.
+const textIdent = 1 << 63
+
+// counterIndex maps one node's counters to keys: key+1 in fixed pages,
+// allocated as counters reach them.
+type counterIndex struct {
+	pages [][]uint32
+	used  int // pages allocated
+	keys  int // keys in the pages
+}
+
+const (
+	counterPageBits = 12
+	// maxCounterPages bounds the page table of a node (counters up to
+	// 2^32).
+	maxCounterPages = 1 << (32 - counterPageBits)
+)
+
+// allowPage tells whether a node may take one more page: pages must stay
+// at least 1/64 full on average (past the first 16), so sparse counters
+// cost at most 256 bytes per ID before they are hashed instead.
+func (c *counterIndex) allowPage() bool {
+	return c.used < 16 || c.used*(1<<counterPageBits)/64 <= c.keys
+}
+
+func newIDTable() *idTable {
+	return &idTable{text: newTextTable()}
+}
+
+// Len returns the number of distinct IDs.
+func (t *idTable) Len() int { return t.ident.Len() }
+
+// Text returns the text of key k.
+func (t *idTable) Text(k uint32) string {
+	id := t.ident.Get(int(k))
+	if id&textIdent != 0 {
+		return string(t.text.text(uint32(id &^ textIdent)))
+	}
+	return string(AppendCompactID(nil, int64(id)))
+}
+
+// parseCompact returns the integer form of a compact ID in its canonical
+// text (no sign, no leading zeros), the only text AppendCompactID makes
+// of it, so that the text round-trips.
+func parseCompact(id []byte) (node uint16, counter uint64, ok bool) {
+	i := 0
+	var n uint64
+	for ; i < len(id) && id[i] >= '0' && id[i] <= '9'; i++ {
+		n = n*10 + uint64(id[i]-'0')
+		if n >= 1<<15 {
+			return 0, 0, false
+		}
+	}
+	if i == 0 || (id[0] == '0' && i > 1) || i+1 >= len(id) || id[i] != ':' {
+		return 0, 0, false
+	}
+	rest := id[i+1:]
+	if len(rest) > 15 || (rest[0] == '0' && len(rest) > 1) {
+		return 0, 0, false
+	}
+	var c uint64
+	for _, b := range rest {
+		if b < '0' || b > '9' {
+			return 0, 0, false
+		}
+		c = c*10 + uint64(b-'0')
+	}
+	if c >= 1<<48 {
+		return 0, 0, false
+	}
+	return uint16(n), c, true
+}
+
+// slot returns the slot of a compact ID, or nil if its page does not
+// exist (and alloc is false or the node may not take another page).
+func (t *idTable) slot(node uint16, counter uint64, alloc bool) *uint32 {
+	if counter>>counterPageBits >= maxCounterPages {
+		return nil
+	}
+	if int(node) >= len(t.byNode) {
+		if !alloc {
+			return nil
+		}
+		t.byNode = append(t.byNode, make([]*counterIndex, int(node)+1-len(t.byNode))...)
+	}
+	ci := t.byNode[node]
+	if ci == nil {
+		if !alloc {
+			return nil
+		}
+		ci = &counterIndex{}
+		t.byNode[node] = ci
+	}
+	p := int(counter >> counterPageBits)
+	if p >= len(ci.pages) || ci.pages[p] == nil {
+		if !alloc || !ci.allowPage() {
+			return nil
+		}
+		if p >= len(ci.pages) {
+			ci.pages = append(ci.pages, make([][]uint32, p+1-len(ci.pages))...)
+		}
+		ci.pages[p] = make([]uint32, 1<<counterPageBits)
+		ci.used++
+	}
+	return &ci.pages[p][counter&(1<<counterPageBits-1)]
+}
+
+// Lookup returns the key of id, or false.
+func (t *idTable) Lookup(id []byte) (uint32, bool) {
+	if node, counter, ok := parseCompact(id); ok {
+		if s := t.slot(node, counter, false); s != nil && *s != 0 {
+			return *s - 1, true
+		}
+		if t.text.Len() == 0 {
+			return 0, false
+		}
+	}
+	if tk, ok := t.text.Lookup(id); ok {
+		return t.textKey.Get(int(tk)), true
+	}
+	return 0, false
+}
+
+// Intern returns the key of id, adding it if it is new.
+func (t *idTable) Intern(id []byte) (key uint32, added bool) {
+	if node, counter, ok := parseCompact(id); ok {
+		s := t.slot(node, counter, false)
+		if s != nil && *s != 0 {
+			return *s - 1, false
+		}
+		// The ID may have been hashed when its node's page was refused.
+		if t.text.Len() > 0 {
+			if tk, ok := t.text.Lookup(id); ok {
+				return t.textKey.Get(int(tk)), false
+			}
+		}
+		if s == nil {
+			s = t.slot(node, counter, true)
+		}
+		if s != nil {
+			key = uint32(t.ident.Len())
+			*s = key + 1
+			t.byNode[node].keys++
+			t.ident.Append(uint64(node)<<48 | counter)
+			return key, true
+		}
+	}
+	tk, added := t.text.Intern(id)
+	if !added {
+		return t.textKey.Get(int(tk)), false
+	}
+	key = uint32(t.ident.Len())
+	t.ident.Append(textIdent | uint64(tk))
+	t.textKey.Append(key)
+	return key, true
+}
+
+// textTable interns IDs by their text. The text of every ID lives once in
+// one byte arena and the hash index holds only 4-byte keys.
+type textTable struct {
 	seed  maphash.Seed
 	arena [][]byte      // pages of arenaPage bytes, filled in order
 	off   paged[uint32] // where key k's text starts: page<<20 | offset
@@ -16,27 +192,21 @@ type idTable struct {
 	mask  uint64
 }
 
-func newIDTable() *idTable {
-	t := &idTable{seed: maphash.MakeSeed()}
-	t.slots = make([]uint32, 1024)
-	t.mask = 1023
-	return t
+func newTextTable() textTable {
+	return textTable{seed: maphash.MakeSeed(), slots: make([]uint32, 64), mask: 63}
 }
 
 // Len returns the number of distinct IDs.
-func (t *idTable) Len() int { return t.off.Len() }
+func (t *textTable) Len() int { return t.off.Len() }
 
-// Text returns the text of key k.
-func (t *idTable) Text(k uint32) string { return string(t.text(k)) }
-
-func (t *idTable) text(k uint32) []byte {
+func (t *textTable) text(k uint32) []byte {
 	o := t.off.Get(int(k))
 	start := int(o & (arenaPage - 1))
 	return t.arena[o>>20][start : start+int(t.size.Get(int(k)))]
 }
 
 // Lookup returns the key of id, or false.
-func (t *idTable) Lookup(id []byte) (uint32, bool) {
+func (t *textTable) Lookup(id []byte) (uint32, bool) {
 	id = id[:min(len(id), 1<<16-1)]
 	h := maphash.Bytes(t.seed, id)
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
@@ -52,7 +222,7 @@ func (t *idTable) Lookup(id []byte) (uint32, bool) {
 }
 
 // Intern returns the key of id, adding it if it is new.
-func (t *idTable) Intern(id []byte) (key uint32, added bool) {
+func (t *textTable) Intern(id []byte) (key uint32, added bool) {
 	id = id[:min(len(id), 1<<16-1)]
 	h := maphash.Bytes(t.seed, id)
 	i := h & t.mask
@@ -68,8 +238,13 @@ func (t *idTable) Intern(id []byte) (key uint32, added bool) {
 	}
 	key = uint32(t.off.Len())
 	last := len(t.arena) - 1
-	if last < 0 || len(t.arena[last])+len(id) > arenaPage {
-		t.arena = append(t.arena, make([]byte, 0, arenaPage))
+	if last < 0 || cap(t.arena[last])-len(t.arena[last]) < len(id) {
+		// The first page starts small: most merges hash few texts.
+		size := arenaPage
+		if last < 0 && len(id) <= 4096 {
+			size = 4096
+		}
+		t.arena = append(t.arena, make([]byte, 0, size))
 		last++
 	}
 	t.off.Append(uint32(last)<<20 | uint32(len(t.arena[last])))
@@ -83,7 +258,7 @@ func (t *idTable) Intern(id []byte) (key uint32, added bool) {
 	return key, true
 }
 
-func (t *idTable) grow() {
+func (t *textTable) grow() {
 	t.slots = make([]uint32, len(t.slots)*2)
 	t.mask = uint64(len(t.slots) - 1)
 	for k := range t.off.Len() {

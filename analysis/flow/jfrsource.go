@@ -52,25 +52,38 @@ type jfrSource struct {
 	nodeErr     error // the recording holds more than one node
 }
 
+// jfrSpan is a span being read. A reader holds the spans of up to two
+// chunks (some 350 thousand of the generated ones per input), so it is
+// one allocation of 256 bytes for a span of up to three events and 40
+// bytes of text; a larger one grows its slices out of the inline arrays.
 type jfrSpan struct {
 	num    int64
 	buf    []byte
 	events []jfrEvent
 	// Set by the span record.
-	chunk      int  // index of the record's chunk
-	truncated  bool // events of the span may be lost to damage
-	unfinished bool // no span record: the span was open when recording stopped
+	outs       []bufRange
+	in         bufRange
+	chunk      int32 // index of the record's chunk
+	truncated  bool  // events of the span may be lost to damage
+	unfinished bool  // no span record: the span was open when recording stopped
 	nonCausal  bool
-	in         [2]int   // offsets in buf
-	outs       [][2]int // offsets in buf
-	outField   bool     // the record has an outgoing array field
+	outField   bool // the record has an outgoing array field
+
+	inlineEvents [3]jfrEvent
+	inlineBuf    [40]byte
 }
+
+// bufRange locates bytes in a jfrSpan's buf: start and end. Held spans
+// are many (two chunks' worth per input), so the offsets are 32 bits.
+type bufRange [2]uint32
+
+func span32(start, end int) bufRange { return bufRange{uint32(start), uint32(end)} }
 
 type jfrEvent struct {
 	nano, wall int64
 	thread     uint32
 	kind       flowspec.Kind
-	msg, text  [2]int // offsets in buf
+	msg, text  bufRange
 }
 
 // jfrClass caches the field indexes of one flow event type.
@@ -203,7 +216,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			}
 		}
 		s.held = false
-		if len(s.closed) > 0 && s.ev.Chunk.Index >= s.closed[0].chunk+2 {
+		if len(s.closed) > 0 && s.ev.Chunk.Index >= int(s.closed[0].chunk)+2 {
 			s.held = true
 			return s.deliverClosed(sp)
 		}
@@ -229,16 +242,17 @@ func (s *jfrSource) next(sp *rawSpan) error {
 				js.buf, js.events, js.outs = js.buf[:0], js.events[:0], js.outs[:0]
 			} else {
 				js = &jfrSpan{}
+				js.events, js.buf = js.inlineEvents[:0], js.inlineBuf[:0]
 			}
 			js.num, js.chunk = num, -1
 			js.truncated = num <= s.damagedUpTo
-			js.unfinished, js.nonCausal, js.outField, js.in = false, false, false, [2]int{}
+			js.unfinished, js.nonCausal, js.outField, js.in = false, false, false, bufRange{}
 			s.open[num] = js
 			s.maxNum = max(s.maxNum, num)
 		}
 		if jc.isSpan {
 			if js.chunk < 0 {
-				js.chunk = s.ev.Chunk.Index
+				js.chunk = int32(s.ev.Chunk.Index)
 				s.closeSpan(js, f, jc)
 				s.closed = append(s.closed, js)
 			} else {
@@ -270,7 +284,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		e.thread = id
 		start := len(js.buf)
 		js.buf = appendID(js.buf, f, jc.msg, jc.msgText)
-		e.msg = [2]int{start, len(js.buf)}
+		e.msg = span32(start, len(js.buf))
 		start = len(js.buf)
 		if jc.key >= 0 && !f[jc.key].IsNull() {
 			js.buf = f[jc.key].AppendText(js.buf)
@@ -279,7 +293,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		if jc.text >= 0 && !f[jc.text].IsNull() {
 			js.buf = f[jc.text].AppendText(js.buf)
 		}
-		e.text = [2]int{start, len(js.buf)}
+		e.text = span32(start, len(js.buf))
 		js.events = append(js.events, e)
 	}
 }
@@ -339,14 +353,14 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
 	js.nonCausal = jc.nonCausal >= 0 && f[jc.nonCausal].Bool()
 	start := len(js.buf)
 	js.buf = appendID(js.buf, f, jc.in, jc.inText)
-	js.in = [2]int{start, len(js.buf)}
+	js.in = span32(start, len(js.buf))
 	if jc.out >= 0 && f[jc.out].Kind() == jfr.KindArray {
 		js.outField = true
 		for _, v := range f[jc.out].Elems() {
 			if v.Int() != 0 {
 				start := len(js.buf)
 				js.buf = AppendCompactID(js.buf, v.Int())
-				js.outs = append(js.outs, [2]int{start, len(js.buf)})
+				js.outs = append(js.outs, span32(start, len(js.buf)))
 			}
 		}
 	}
@@ -356,7 +370,7 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
 			if !v.IsNull() {
 				start := len(js.buf)
 				js.buf = v.AppendText(js.buf)
-				js.outs = append(js.outs, [2]int{start, len(js.buf)})
+				js.outs = append(js.outs, span32(start, len(js.buf)))
 			}
 		}
 	}
@@ -391,7 +405,7 @@ func (s *jfrSource) deliver(js *jfrSpan, sp *rawSpan) error {
 			}
 		}
 		if js.nonCausal {
-			js.in = [2]int{}
+			js.in = bufRange{}
 		}
 	}
 	sp.nonCausal = js.nonCausal

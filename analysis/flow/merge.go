@@ -9,16 +9,19 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
 
 // Options configures Merge. The zero value (or nil) gives the defaults.
 type Options struct {
-	// Progress, if not nil, is called now and then: during the first
-	// pass with the events read so far and total -1, during the merging
-	// pass with the events merged and the total the first pass counted.
-	Progress func(done, total int64)
+	// Progress, if not nil, is called now and then with the pass (1 or
+	// 2) and how far it is: during the first pass the bytes of the inputs
+	// read (compressed bytes for a gzip file) and their total size (-1 if
+	// an input's size is unknown), during the merging pass the events
+	// merged and the total the first pass counted.
+	Progress func(pass int, done, total int64)
 }
 
 // Event is one event of a trace.
@@ -184,6 +187,15 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		i    int
 	}
 	var ins []*pass1Input
+	var bytesRead atomic.Int64
+	totalBytes := int64(0)
+	for _, in := range inputs {
+		if in.Size <= 0 || totalBytes < 0 {
+			totalBytes = -1
+		} else {
+			totalBytes += in.Size
+		}
+	}
 	spans := make([]int64, n)          // spans read per input
 	sends := make([]map[uint16]int, n) // node numbers of the compact IDs each input originates
 	seen := make(map[uint16]bool)      // node numbers in any compact ID
@@ -194,14 +206,14 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for i, in := range inputs {
 		m.Numbers[i] = -1
 		m.Nodes[i] = nodeNameOf(in.Name)
-		src, err := openSource(in)
+		src, err := openSource(countReads(in, &bytesRead))
 		if err != nil {
 			m.Errors = append(m.Errors, err)
 			failed[i] = 1
 			continue
 		}
 		_, recordings[i] = src.(*jfrSource)
-		ins = append(ins, &pass1Input{src: src, i: i})
+		ins = append(ins, &pass1Input{src: newReadAhead(src), i: i})
 	}
 	advance := func(in *pass1Input) {
 		err := in.src.next(&in.sp)
@@ -241,8 +253,8 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		sp, i := &in.sp, in.i
 		m.Spans++
 		spans[i]++
-		if m.opts.Progress != nil && m.Spans%1024 == 0 {
-			m.opts.Progress(m.Events, -1)
+		if m.opts.Progress != nil && m.Spans%1024 == 1 {
+			m.opts.Progress(1, bytesRead.Load(), totalBytes)
 		}
 		m.Events += int64(len(sp.events))
 		noteNumbers(sp, &sends[i], seen)
@@ -554,7 +566,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 			m.Errors = append(m.Errors, err)
 			continue
 		}
-		ins = append(ins, &pass2Input{src: src, node: uint16(i), failed: failed[i] == 2})
+		ins = append(ins, &pass2Input{src: newReadAhead(src), node: uint16(i), failed: failed[i] == 2})
 	}
 	defer func() {
 		for _, in := range ins {
@@ -683,7 +695,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		in.span++
 		done += int64(len(sp.events))
 		if m.opts.Progress != nil && in.span%1024 == 0 {
-			m.opts.Progress(done, m.Events)
+			m.opts.Progress(2, done, m.Events)
 		}
 		if sp.nonCausal {
 			// Only the sends of a non-causal span matter: each becomes a
@@ -780,7 +792,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		}
 	}
 	if m.opts.Progress != nil {
-		m.opts.Progress(m.Events, m.Events)
+		m.opts.Progress(2, m.Events, m.Events)
 	}
 	return ferr
 }

@@ -133,3 +133,58 @@ func TestInputFailsBothPasses(t *testing.T) {
 		t.Errorf("%d traces, %d incomplete:\n%s", len(r.list), r.m.IncompleteTraces, r.traces)
 	}
 }
+
+// TestProgress: the first pass reports the share of the inputs' bytes
+// read from its first span on, rising to their total size; the merging
+// pass then counts events up to the total the first pass counted.
+func TestProgress(t *testing.T) {
+	var ins []Input
+	total := int64(0)
+	for _, in := range genInputs(5, 50_000) {
+		rc, err := in.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, BytesInput(in.Name, data))
+		total += int64(len(data))
+	}
+	type call struct {
+		pass        int
+		done, total int64
+	}
+	var calls []call
+	m, err := Merge(ins, &Options{Progress: func(pass int, done, total int64) { calls = append(calls, call{pass, done, total}) }},
+		func(*Trace) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pass1, pass2 []call
+	for _, c := range calls {
+		if c.pass == 1 {
+			pass1 = append(pass1, c)
+		} else {
+			pass2 = append(pass2, c)
+		}
+	}
+	if len(pass1) < 10 || len(pass2) < 10 {
+		t.Fatalf("%d calls in pass 1, %d in pass 2", len(pass1), len(pass2))
+	}
+	if first := pass1[0]; first.total != total || first.done >= total/2 {
+		t.Errorf("first pass-1 call %+v, want a total of %d bytes and less than half read", first, total)
+	}
+	for i, c := range pass1 {
+		if c.total != total || c.done > total || (i > 0 && c.done < pass1[i-1].done) {
+			t.Fatalf("pass-1 call %d: %+v after %+v, total %d", i, c, pass1[max(i-1, 0)], total)
+		}
+	}
+	if last := pass1[len(pass1)-1]; last.done < total*3/4 {
+		t.Errorf("last pass-1 call %+v: most of the %d bytes unread", last, total)
+	}
+	if last := pass2[len(pass2)-1]; last.done != m.Events || last.total != m.Events {
+		t.Errorf("last pass-2 call %+v, want %d of %d events", last, m.Events, m.Events)
+	}
+}

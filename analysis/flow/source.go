@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
@@ -21,18 +22,50 @@ type Input struct {
 	// when the recording does not name its node.
 	Name string
 	Open func() (io.ReadCloser, error)
+	// Size is how many bytes Open's reader returns, 0 if unknown: the
+	// first pass's progress is the share of the inputs' bytes read.
+	Size int64
 }
 
 // FileInput returns the Input of a file.
 func FileInput(path string) Input {
-	return Input{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+	in := Input{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		in.Size = st.Size()
+	}
+	return in
 }
 
 // BytesInput returns an Input holding data in memory.
 func BytesInput(name string, data []byte) Input {
-	return Input{Name: name, Open: func() (io.ReadCloser, error) {
+	return Input{Name: name, Size: int64(len(data)), Open: func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}}
+}
+
+// countReads returns in with the bytes its readers return added to n
+// (atomically: inputs are read on goroutines of their own).
+func countReads(in Input, n *atomic.Int64) Input {
+	open := in.Open
+	in.Open = func() (io.ReadCloser, error) {
+		rc, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return &countingReader{rc, n}, nil
+	}
+	return in
+}
+
+type countingReader struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	k, err := r.ReadCloser.Read(p)
+	r.n.Add(int64(k))
+	return k, err
 }
 
 // nodeNameOf is the reference tool's rule: the file name without its

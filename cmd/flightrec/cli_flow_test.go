@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -242,7 +243,8 @@ func TestFlowTracesFilters(t *testing.T) {
 		t.Errorf("stats --tag: exit %d, %s", code, errOut)
 	}
 	code, _, errOut := runCmd(t, append([]string{"flow", "stats", "--progress"}, files...)...)
-	if code != 0 || !strings.Contains(string(errOut), "events") || !strings.Contains(string(errOut), "100%") {
+	if code != 0 || !strings.Contains(string(errOut), "[pass 1/2] [") || !strings.Contains(string(errOut), "MiB read") ||
+		!strings.Contains(string(errOut), "[pass 2/2] [") || !strings.Contains(string(errOut), "100%") {
 		t.Errorf("--progress: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -263,5 +265,35 @@ func TestFlowExportCLI(t *testing.T) {
 	}
 	if code, _, errOut := runCmd(t, append([]string{"flow", "export"}, flowFiles("ex5", "A")...)...); code != 2 || !strings.Contains(string(errOut), "--otlp") {
 		t.Errorf("export without --otlp: exit %d, %s", code, errOut)
+	}
+}
+
+// TestFlowMemFlag: --mem takes IEC and JVM sizes, sets the garbage
+// collector's limit for the merge and restores the previous one after.
+func TestFlowMemFlag(t *testing.T) {
+	for v, want := range map[string]int64{"512MiB": 512 << 20, "1GiB": 1 << 30, "256KiB": 256 << 10, "100m": 100 << 20, "4096": 4096, "0": 0} {
+		if n, err := parseMemSize(v); err != nil || n != want {
+			t.Errorf("parseMemSize(%q) = %d, %v; want %d", v, n, err, want)
+		}
+	}
+	for _, v := range []string{"", "MiB", "-1MiB", "12XB", "1.5GiB", "99999999999TiB"} {
+		if n, err := parseMemSize(v); err == nil {
+			t.Errorf("parseMemSize(%q) = %d, want an error", v, n)
+		}
+	}
+	if _, err := os.Stat("/proc/meminfo"); err == nil && physicalMemory() < 64<<20 {
+		t.Errorf("physicalMemory() = %d, want the machine's memory", physicalMemory())
+	}
+	before := debug.SetMemoryLimit(-1)
+	code, _, errOut := runCmd(t, append([]string{"flow", "stats", "--mem", "12XB"}, flowFiles("ex1", "A", "B")...)...)
+	if code != 2 || !strings.Contains(string(errOut), "--mem") {
+		t.Errorf("--mem 12XB: exit %d, stderr %s; want a usage error", code, errOut)
+	}
+	code, _, errOut = runCmd(t, append([]string{"flow", "stats", "--mem", "64MiB"}, flowFiles("ex1", "A", "B")...)...)
+	if code != 0 {
+		t.Errorf("--mem 64MiB: exit %d, stderr %s", code, errOut)
+	}
+	if after := debug.SetMemoryLimit(-1); after != before {
+		t.Errorf("memory limit %d after the command, want %d as before", after, before)
 	}
 }

@@ -8,13 +8,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flightrec/flightrec/analysis/flow"
 	"github.com/flightrec/flightrec/analysis/flow/otlp"
 	"github.com/flightrec/flightrec/internal/cli"
+	"github.com/flightrec/flightrec/internal/ctlproto"
 )
 
 var flowCmd = &cli.Command{
@@ -92,12 +96,23 @@ rank, exact up to 4096 values and within 1% beyond):
 --json writes any report as JSON: camelCase keys, units in the names
 (durationNs, meanLatencyNs, wallNs; distributions as count, meanNs, minNs,
 p50Ns, p90Ns, p99Ns, maxNs). A progress bar is shown on standard error when
-it is a terminal, or with --progress; it counts the first pass's events,
-then the merge's. Damaged inputs (a truncated or corrupt recording) are
+it is a terminal, or with --progress: the first pass's share of the
+inputs' bytes read, then the merge's of their events. Damaged inputs (a truncated or corrupt recording) are
 used up to the damage and from the next intact chunk on; every damage is
 reported on standard error and in INPUTS, and the exit status is then 1,
 after the results. Inputs without flow events, two inputs with one node
-number and two nodes in one recording are refused.`,
+number and two nodes in one recording are refused.
+
+--mem SIZE (256MiB, 1GiB, 100m or bytes; 0 for none) is the memory
+budget: Go's garbage collector keeps the heap under it, collecting more
+often as the heap nears it, instead of letting the heap grow to twice
+what is live. The default is half the machine's memory (GOMEMLIMIT, when
+set, wins over the default). What the merge must hold is not spilled to
+disk: per message about 26 bytes until the merge has counted it (then
+20), and per recording the spans of up to two chunks (a span's events
+can be written a chunk after its end), about 100 MiB per recording of
+12 MiB chunks; a merge that needs more than the budget goes on, with
+up to half its CPU time spent collecting garbage.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "write the report as JSON")
 		fs.Bool("messages", false, "stats: the messages report")
@@ -113,6 +128,7 @@ number and two nodes in one recording are refused.`,
 		fs.String("until", "", "traces: only traces starting before this RFC 3339 time")
 		fs.String("otlp", "", "export: the OTLP endpoint, http(s)://host:port[/path] or grpc://host:port")
 		fs.Bool("progress", false, "show a progress bar on standard error even when it is not a terminal")
+		fs.String("mem", "", "memory budget: the heap size the garbage collector keeps the merge under (256MiB, 1GiB, 100m; 0 for none; default half the machine's memory)")
 	},
 	Run: runFlow,
 }
@@ -184,6 +200,11 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	if sub != "cut" && (message != "" || outDir != "") {
 		return cli.Usagef("--message and --out are flags of flow cut")
 	}
+	prevLimit := debug.SetMemoryLimit(-1)
+	if err := setMemoryBudget(fs); err != nil {
+		return err
+	}
+	defer debug.SetMemoryLimit(prevLimit)
 	inputs := make([]flow.Input, len(files))
 	for i, f := range files {
 		inputs[i] = flow.FileInput(f)
@@ -331,6 +352,66 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	return nil
 }
 
+// setMemoryBudget sets the garbage collector's soft memory limit from
+// --mem; the default gives way to a GOMEMLIMIT the user set.
+func setMemoryBudget(fs *flag.FlagSet) error {
+	v := flagString(fs, "mem")
+	var n int64
+	if v == "" {
+		if os.Getenv("GOMEMLIMIT") != "" {
+			return nil
+		}
+		n = physicalMemory() / 2
+	} else {
+		var err error
+		if n, err = parseMemSize(v); err != nil {
+			return cli.Usagef("--mem: %v", err)
+		}
+	}
+	if n == 0 {
+		n = math.MaxInt64
+	}
+	debug.SetMemoryLimit(n)
+	return nil
+}
+
+// physicalMemory returns the machine's memory in bytes from
+// /proc/meminfo, 0 where that is not available.
+func physicalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil && kb > 0 {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// parseMemSize reads a size in bytes with an IEC suffix (KiB, MiB, GiB,
+// TiB) or as the JVM's options write it (500k, 100m, 1g, bytes).
+func parseMemSize(v string) (int64, error) {
+	for i, unit := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if num, ok := strings.CutSuffix(v, unit); ok {
+			n, err := strconv.ParseInt(num, 10, 64)
+			shift := 10 * (i + 1)
+			if err != nil || n < 0 || n > math.MaxInt64>>shift {
+				return 0, fmt.Errorf("bad size %q (want e.g. 512MiB, 1GiB)", v)
+			}
+			return n << shift, nil
+		}
+	}
+	if v == "" {
+		return 0, fmt.Errorf("empty size (want e.g. 512MiB, 1GiB)")
+	}
+	return ctlproto.ParseSize(v)
+}
+
 // progressBar draws the merge's progress on a terminal, at most ten times
 // a second.
 type progressBar struct {
@@ -356,16 +437,20 @@ func newProgressBar(w io.Writer, force bool) *progressBar {
 	return &progressBar{w: w}
 }
 
-func (p *progressBar) update(done, total int64) {
+func (p *progressBar) update(pass int, done, total int64) {
 	now := time.Now()
 	if now.Sub(p.last) < 100*time.Millisecond && done < total {
 		return
 	}
 	p.last = now
+	p.shown = true
+	unit, div := "events", int64(1)
+	if pass == 1 {
+		unit, div = "MiB read", 1<<20
+	}
 	if total < 0 {
-		// The first pass: the total is not known yet.
-		fmt.Fprintf(p.w, "\r[pass 1: counting] %d events", done)
-		p.shown = true
+		// An input of unknown size (a pipe): no share to show.
+		fmt.Fprintf(p.w, "\r[pass 1/2] %d %s", done/div, unit)
 		return
 	}
 	frac := 1.0
@@ -374,8 +459,7 @@ func (p *progressBar) update(done, total int64) {
 	}
 	const width = 40
 	n := int(frac * width)
-	fmt.Fprintf(p.w, "\r[%s%s] %3.0f%% %d/%d events", strings.Repeat("#", n), strings.Repeat(" ", width-n), 100*frac, done, total)
-	p.shown = true
+	fmt.Fprintf(p.w, "\r[pass %d/2] [%s%s] %3.0f%% %d/%d %s", pass, strings.Repeat("#", n), strings.Repeat(" ", width-n), 100*frac, done/div, total/div, unit)
 }
 
 func (p *progressBar) done() {
