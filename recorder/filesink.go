@@ -32,7 +32,8 @@ import (
 //     chunk's records; the last shrinks the previous chunk to its data.
 //   - Only growing the reservation has a moment when the file is not
 //     readable, between extending the file and rewriting the header: it
-//     grows by at least 8 MiB at a time (a sparse hole until written).
+//     grows by at least 64 MiB at a time (a sparse hole until written),
+//     so that the moment comes once per several default-sized chunks.
 //
 // Headers and filler headers are written in one write each; Linux cuts a
 // write short on SIGKILL only between pages, so one straddling a page
@@ -59,7 +60,7 @@ type sinkFile interface {
 const (
 	fillerHeaderSize = 6
 	maxFiller        = 1<<28 - 1 // its size is a 4-byte varint and a zero byte
-	minGrowth        = 8 << 20
+	minGrowth        = 64 << 20
 )
 
 // createFile opens a recording's file; tests replace it to inject faults.
