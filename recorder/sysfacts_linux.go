@@ -256,7 +256,14 @@ func processStart() time.Time {
 			if err != nil {
 				break
 			}
-			return time.Unix(boot, 0).Add(time.Duration(ticks) * 10 * time.Millisecond)
+			t := time.Unix(boot, 0).Add(time.Duration(ticks) * 10 * time.Millisecond)
+			if t.After(startedAt) {
+				// Not from this kernel's clock (qemu-user emulates
+				// /proc/self/stat; btime moves with clock steps): the
+				// process cannot have started after its packages.
+				return startedAt
+			}
+			return t
 		}
 	}
 	return startedAt
