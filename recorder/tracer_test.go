@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"github.com/flightrec/flightrec/internal/jfrstack"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,14 +35,6 @@ func contend(n int) uint64 {
 		<-done
 	}
 	return uint64(event.CurrentGoroutine())
-}
-
-func valueString(v jfr.Value) string {
-	v = v.Resolve()
-	if s, ok := v.Field("string"); ok {
-		return s.String()
-	}
-	return v.String()
 }
 
 func recordProfile(t *testing.T, body func()) []byte {
@@ -84,7 +77,7 @@ func TestTracerEvents(t *testing.T) {
 			for _, f := range fr.Elems() {
 				m, _ := f.Field("method")
 				n, _ := m.Field("name")
-				inLock = inLock || valueString(n) == "tracedLock"
+				inLock = inLock || jfrstack.Text(n) == "tracedLock"
 			}
 			if !inLock {
 				return
@@ -94,13 +87,13 @@ func TestTracerEvents(t *testing.T) {
 			cn, _ := cl.Field("name")
 			po, _ := ev.Field("previousOwner")
 			id, _ := po.Field("javaThreadId")
-			if valueString(cn) != "sync.Mutex" || uint64(id.Int()) != owner || ev.Duration() < 10*time.Millisecond {
-				t.Errorf("monitor enter: class %q, previous owner %d (want %d), %v", valueString(cn), id.Int(), owner, ev.Duration())
+			if jfrstack.Text(cn) != "sync.Mutex" || uint64(id.Int()) != owner || ev.Duration() < 10*time.Millisecond {
+				t.Errorf("monitor enter: class %q, previous owner %d (want %d), %v", jfrstack.Text(cn), id.Int(), owner, ev.Duration())
 			}
 		case "jdk.GarbageCollection":
 			id, _ := ev.Field("gcId")
 			gcIDs[id.Int()]++
-			if c, _ := ev.Field("cause"); valueString(c) == "System.gc()" {
+			if c, _ := ev.Field("cause"); jfrstack.Text(c) == "System.gc()" {
 				systemGCs++
 			}
 		}
@@ -224,7 +217,7 @@ func TestTracerFlightRecorder(t *testing.T) {
 		fr, _ := st.Field("frames")
 		for _, f := range fr.Elems() {
 			m, _ := f.Field("method")
-			if n, _ := m.Field("name"); valueString(n) == "tracedLock" {
+			if n, _ := m.Field("name"); jfrstack.Text(n) == "tracedLock" {
 				waits++
 				po, _ := ev.Field("previousOwner")
 				if id, _ := po.Field("javaThreadId"); uint64(id.Int()) != owner {

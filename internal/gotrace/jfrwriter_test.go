@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/flightrec/flightrec/internal/jdklayout"
+	"github.com/flightrec/flightrec/internal/jfrstack"
 	"io"
 	"os"
 	"os/exec"
@@ -62,15 +63,6 @@ func field(t *testing.T, v interface {
 	return cur.Resolve()
 }
 
-// str returns a string field's text, resolving a pooled symbol.
-func str(v jfr.Value) string {
-	v = v.Resolve()
-	if s, ok := v.Field("string"); ok {
-		return s.String()
-	}
-	return v.String()
-}
-
 func framesOf(t *testing.T, ev *jfr.Event) []string {
 	st, _ := ev.Field("stackTrace")
 	fr, ok := st.Field("frames")
@@ -83,7 +75,7 @@ func framesOf(t *testing.T, ev *jfr.Event) []string {
 		cl, _ := m.Field("type")
 		cn, _ := cl.Field("name")
 		n, _ := m.Field("name")
-		out = append(out, str(cn)+"."+str(n))
+		out = append(out, jfrstack.Text(cn)+"."+jfrstack.Text(n))
 	}
 	return out
 }
@@ -103,7 +95,7 @@ func TestRecording(t *testing.T) {
 		count[name]++
 		switch name {
 		case "jdk.JavaMonitorEnter":
-			class := str(field(t, ev, "monitorClass", "name"))
+			class := jfrstack.Text(field(t, ev, "monitorClass", "name"))
 			owner := field(t, ev, "previousOwner", "javaName").String()
 			if class != "sync.Mutex" && class != "sync.RWMutex" {
 				t.Errorf("monitor class %q", class)
@@ -122,7 +114,7 @@ func TestRecording(t *testing.T) {
 				t.Errorf("monitor enter of %v", ev.Duration())
 			}
 		case "jdk.JavaMonitorWait":
-			if c := str(field(t, ev, "monitorClass", "name")); c != "sync.Cond" {
+			if c := jfrstack.Text(field(t, ev, "monitorClass", "name")); c != "sync.Cond" {
 				t.Errorf("wait on %q", c)
 			}
 			if n := field(t, ev, "notifier", "javaName").String(); n == "" {
@@ -132,7 +124,7 @@ func TestRecording(t *testing.T) {
 			if pc, _ := ev.Field("parkedClass"); pc.Resolve().IsNull() {
 				count["park null"]++
 			} else {
-				count["park "+str(field(t, ev, "parkedClass", "name"))]++
+				count["park "+jfrstack.Text(field(t, ev, "parkedClass", "name"))]++
 			}
 		case "jdk.GarbageCollection":
 			count["gc "+field(t, ev, "cause").Resolve().String()]++
