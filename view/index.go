@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/flightrec/flightrec/export/pprof"
@@ -359,9 +358,7 @@ func (ix *Index) readChunk(r *chunkResult, f *File, span jfr.ChunkSpan, cache *j
 				th = id
 			} else if rv := v.Resolve(); rv.Kind() == jfr.KindStruct {
 				name := jfrstack.ThreadName(rv)
-				jid, _ := rv.Field("javaThreadId")
-				oid, _ := rv.Field("osThreadId")
-				ident := name + "\x00" + strconv.FormatInt(jid.Int(), 10) + "\x00" + strconv.FormatInt(oid.Int(), 10)
+				ident := jfrstack.ThreadIdentity(rv)
 				id, ok := threadIDs[ident]
 				if !ok {
 					id = uint32(len(r.threads))
@@ -405,16 +402,9 @@ type chunkPlan struct {
 	lock     bool
 }
 
-// counterFields are the series kept for the timeline.
-var counterFields = map[string][]string{
-	"jdk.CPULoad":              {"jvmUser", "jvmSystem", "machineTotal"},
-	"jdk.GCHeapSummary":        {"heapUsed"},
-	"jdk.JavaThreadStatistics": {"activeCount"},
-}
-
 func newChunkPlan(c *jfr.Class, id int) *chunkPlan {
 	p := &chunkPlan{id: uint16(id), thread: jfrstack.ThreadField(c), stack: jfrstack.StackField(c), metric: [2]int{-1, -1}}
-	for _, f := range counterFields[c.Name] {
+	for _, f := range quantity.Counters[c.Name] {
 		if i := c.FieldIndex(f); i >= 0 {
 			p.counters = append(p.counters, i)
 			p.series = append(p.series, c.Name+"."+f)

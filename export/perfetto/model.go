@@ -11,6 +11,7 @@ import (
 	"github.com/flightrec/flightrec/analysis/flow"
 	"github.com/flightrec/flightrec/internal/flowspec"
 	"github.com/flightrec/flightrec/internal/jfrstack"
+	"github.com/flightrec/flightrec/internal/quantity"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -135,10 +136,7 @@ func (m *model) track(proc int, key, name string, tid bool) *track {
 
 // threadTrack returns the track of thread th in process proc.
 func (m *model) threadTrack(proc int, th jfr.Value) *track {
-	name := jfrstack.ThreadName(th)
-	id, _ := th.Field("javaThreadId")
-	os, _ := th.Field("osThreadId")
-	return m.track(proc, name+"#"+strconv.FormatInt(id.Int(), 10)+"#"+strconv.FormatInt(os.Int(), 10), name, true)
+	return m.track(proc, "thread\x00"+jfrstack.ThreadIdentity(th), jfrstack.ThreadName(th), true)
 }
 
 func (m *model) counter(proc int, name string) *counter {
@@ -150,13 +148,6 @@ func (m *model) counter(proc int, name string) *counter {
 	m.byKey[k] = len(m.counters)
 	m.counters = append(m.counters, c)
 	return c
-}
-
-// counterFields are the series drawn as counters, by event type.
-var counterFields = map[string][]string{
-	"jdk.CPULoad":              {"jvmUser", "jvmSystem", "machineTotal"},
-	"jdk.GCHeapSummary":        {"heapUsed"},
-	"jdk.JavaThreadStatistics": {"activeCount"},
 }
 
 // isFlowType tells whether an event type belongs to message-flow tracing.
@@ -232,7 +223,7 @@ func (m *model) read(proc int, in Input) (flows bool, err error) {
 			case n == "go.RuntimeMetric":
 				p.metric = [2]int{ev.Type.FieldIndex("name"), ev.Type.FieldIndex("value")}
 			default:
-				for _, f := range counterFields[n] {
+				for _, f := range quantity.Counters[n] {
 					if i := ev.Type.FieldIndex(f); i >= 0 {
 						p.counters = append(p.counters, i)
 						p.series = append(p.series, m.counter(proc, n+"."+f))

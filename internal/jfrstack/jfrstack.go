@@ -1,6 +1,7 @@
 package jfrstack
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/flightrec/flightrec/jfr"
@@ -239,6 +240,17 @@ func ThreadName(th jfr.Value) string {
 		return n
 	}
 	return Text(field(th, "osName"))
+}
+
+// ThreadIdentity is what tells a java.lang.Thread value from another
+// across chunks and files, whose pool keys are chunk-scoped: its name and
+// its Java and OS thread ids. Views that lay out events by thread key
+// their tracks by it.
+func ThreadIdentity(th jfr.Value) string {
+	th = th.Resolve()
+	jid, _ := th.Field("javaThreadId")
+	oid, _ := th.Field("osThreadId")
+	return ThreadName(th) + "\x00" + strconv.FormatInt(jid.Int(), 10) + "\x00" + strconv.FormatInt(oid.Int(), 10)
 }
 
 func field(v jfr.Value, name string) jfr.Value {

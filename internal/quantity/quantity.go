@@ -94,3 +94,11 @@ func (f Field) Value(ev *jfr.Event) int64 {
 	}
 	return int64(x)
 }
+
+// Counters are the gauge series that views draw over time, by event type:
+// the fields of periodic events that read as a level, not an amount.
+var Counters = map[string][]string{
+	"jdk.CPULoad":              {"jvmUser", "jvmSystem", "machineTotal"},
+	"jdk.GCHeapSummary":        {"heapUsed"},
+	"jdk.JavaThreadStatistics": {"activeCount"},
+}
