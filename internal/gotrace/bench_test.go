@@ -62,12 +62,25 @@ func schedulerTrace(b *testing.B) []byte {
 	return benchTrace
 }
 
+// reportCPU reports the trace bytes read per second of the process's CPU
+// time (cpu-MB/s) when the returned func runs: with GOMAXPROCS=1 this is
+// the throughput on one core, which wall time on a shared machine is not.
+func reportCPU(b *testing.B, size int) func() {
+	start := cpuTime()
+	return func() {
+		if d := cpuTime() - start; d > 0 {
+			b.ReportMetric(float64(size)*float64(b.N)/d.Seconds()/1e6, "cpu-MB/s")
+		}
+	}
+}
+
 // BenchmarkReadTrace is the peer: x/exp/trace reading every event and
 // nothing else, the floor under any converter built on it.
 func BenchmarkReadTrace(b *testing.B) {
 	data := schedulerTrace(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	defer reportCPU(b, len(data))()
 	for b.Loop() {
 		r, err := xtrace.NewReader(bytes.NewReader(data))
 		if err != nil {
@@ -90,6 +103,7 @@ func BenchmarkConvert(b *testing.B) {
 	data := schedulerTrace(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	defer reportCPU(b, len(data))()
 	for b.Loop() {
 		if err := NewConverter(Options{}).Convert(bytes.NewReader(data), func(*Generation) error { return nil }); err != nil {
 			b.Fatal(err)
@@ -103,6 +117,7 @@ func BenchmarkConvertJFR(b *testing.B) {
 	data := schedulerTrace(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	defer reportCPU(b, len(data))()
 	for b.Loop() {
 		if err := Convert(bytes.NewReader(data), io.Discard, Options{}); err != nil {
 			b.Fatal(err)
