@@ -1,6 +1,7 @@
 package gotrace
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -251,7 +252,7 @@ func (c *Converter) Converted() [NumKinds]int { return c.converted }
 // names the generation it was found in.
 func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 	cr := &countingReader{r: r}
-	tr, err := trace.NewReader(cr)
+	tr, err := trace.NewReader(bufio.NewReaderSize(cr, readBuffer))
 	if err != nil {
 		if !strings.Contains(err.Error(), "not a Go execution trace") {
 			err = fmt.Errorf("not a Go execution trace: %w", err)
@@ -595,6 +596,13 @@ func (c *Converter) nameOf(g trace.GoID) string {
 	}
 	return fmt.Sprintf("%s #%d", fn, g)
 }
+
+// readBuffer is the size of the buffer between r and the trace reader,
+// which reads through a 4 KiB one of its own otherwise: the runtime writes
+// its trace in buffers of up to 64 KiB, and read through a pipe, as the
+// recorder's tracer does, each small read is a hand-off between the
+// runtime's writer and the converter.
+const readBuffer = 256 << 10
 
 // countingReader counts the bytes read, for errors.
 type countingReader struct {
