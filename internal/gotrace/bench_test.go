@@ -98,6 +98,41 @@ func BenchmarkReadTrace(b *testing.B) {
 	}
 }
 
+// BenchmarkReadTransitions is the floor under this converter: reading, and
+// decoding every state transition (nearly every event of a scheduler
+// trace), which the converter must do to know which goroutine blocked,
+// woke or ran.
+func BenchmarkReadTransitions(b *testing.B) {
+	data := schedulerTrace(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	defer reportCPU(b, len(data))()
+	n := 0
+	for b.Loop() {
+		r, err := xtrace.NewReader(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ev, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Kind() == xtrace.EventStateTransition {
+				if st := ev.StateTransition(); st.Resource.Kind == xtrace.ResourceGoroutine {
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		b.Fatal("no goroutine transitions")
+	}
+}
+
 // BenchmarkConvert converts the trace into events, without writing them.
 func BenchmarkConvert(b *testing.B) {
 	data := schedulerTrace(b)
