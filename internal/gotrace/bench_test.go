@@ -62,12 +62,25 @@ func schedulerTrace(b *testing.B) []byte {
 	return benchTrace
 }
 
+// reportCPU reports the trace bytes read per second of the process's CPU
+// time (cpu-MB/s) when the returned func runs: with GOMAXPROCS=1 this is
+// the throughput on one core, which wall time on a shared machine is not.
+func reportCPU(b *testing.B, size int) func() {
+	start := cpuTime()
+	return func() {
+		if d := cpuTime() - start; d > 0 {
+			b.ReportMetric(float64(size)*float64(b.N)/d.Seconds()/1e6, "cpu-MB/s")
+		}
+	}
+}
+
 // BenchmarkReadTrace is the peer: x/exp/trace reading every event and
 // nothing else, the floor under any converter built on it.
 func BenchmarkReadTrace(b *testing.B) {
 	data := schedulerTrace(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	defer reportCPU(b, len(data))()
 	for b.Loop() {
 		r, err := xtrace.NewReader(bytes.NewReader(data))
 		if err != nil {
@@ -85,11 +98,47 @@ func BenchmarkReadTrace(b *testing.B) {
 	}
 }
 
+// BenchmarkReadTransitions is the floor under this converter: reading, and
+// decoding every state transition (nearly every event of a scheduler
+// trace), which the converter must do to know which goroutine blocked,
+// woke or ran.
+func BenchmarkReadTransitions(b *testing.B) {
+	data := schedulerTrace(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	defer reportCPU(b, len(data))()
+	n := 0
+	for b.Loop() {
+		r, err := xtrace.NewReader(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ev, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Kind() == xtrace.EventStateTransition {
+				if st := ev.StateTransition(); st.Resource.Kind == xtrace.ResourceGoroutine {
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		b.Fatal("no goroutine transitions")
+	}
+}
+
 // BenchmarkConvert converts the trace into events, without writing them.
 func BenchmarkConvert(b *testing.B) {
 	data := schedulerTrace(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	defer reportCPU(b, len(data))()
 	for b.Loop() {
 		if err := NewConverter(Options{}).Convert(bytes.NewReader(data), func(*Generation) error { return nil }); err != nil {
 			b.Fatal(err)
@@ -103,6 +152,7 @@ func BenchmarkConvertJFR(b *testing.B) {
 	data := schedulerTrace(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	defer reportCPU(b, len(data))()
 	for b.Loop() {
 		if err := Convert(bytes.NewReader(data), io.Discard, Options{}); err != nil {
 			b.Fatal(err)

@@ -1,6 +1,7 @@
 package gotrace
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -136,7 +137,7 @@ type Converter struct {
 	off       int64 // wall ns minus trace ns
 	offKnown  bool
 
-	gs        map[trace.GoID]*gState
+	gs        goTable
 	stw       stwState
 	gc        gcState
 	nextGC    uint64
@@ -149,15 +150,52 @@ type Converter struct {
 }
 
 type gState struct {
-	blocked   bool
+	wait      wait // what the goroutine waits for; waitNone if not a wait to convert
 	since     trace.Time
-	reason    string
 	stack     trace.Stack
 	waker     trace.GoID
 	assist    trace.Time // start of a mark assist, or 0
 	startFunc string
 	lastStack trace.Stack // the last stack seen, which names the goroutine
 }
+
+// wait is what a goroutine blocked on, told from the reason of its block
+// when it blocks, so that its unblock and start cost no string compares.
+type wait uint8
+
+const (
+	waitNone    wait = iota // not blocked, or not a wait of the program's (GC, system, preemption)
+	waitSync                // "sync": a mutex or another semaphore, told apart by the stack
+	waitCond                // sync.Cond
+	waitChan                // channel send or receive
+	waitSelect              // select
+	waitSleep               // time.Sleep
+	waitNetwork             // the network poller
+)
+
+// classify tells what a goroutine waits for from the reason of its block.
+func classify(reason string) wait {
+	switch reason {
+	case "sync":
+		return waitSync
+	case "sync.(*Cond).Wait":
+		return waitCond
+	case "chan send", "chan receive":
+		return waitChan
+	case "select":
+		return waitSelect
+	case "sleep":
+		return waitSleep
+	case "network":
+		return waitNetwork
+	}
+	return waitNone
+}
+
+// kindOf returns the kind a wait converts to; sync waits are
+// MonitorEnter or ThreadPark by their stack.
+var kindOf = [...]Kind{waitSync: ThreadPark, waitCond: MonitorWait, waitChan: ThreadPark, waitSelect: ThreadPark,
+	waitSleep: ThreadSleep, waitNetwork: NetworkWait}
 
 type stwState struct {
 	active bool
@@ -178,7 +216,7 @@ type gcState struct {
 
 // NewConverter returns a Converter with the options o.
 func NewConverter(o Options) *Converter {
-	c := &Converter{gs: make(map[trace.GoID]*gState), nextGC: max(o.FirstGCID, 1), nextSP: 1}
+	c := &Converter{nextGC: max(o.FirstGCID, 1), nextSP: 1}
 	for k := Kind(0); k < NumKinds; k++ {
 		if k.Blocking() {
 			c.threshold[k].Store(int64(DefaultThreshold))
@@ -214,7 +252,7 @@ func (c *Converter) Converted() [NumKinds]int { return c.converted }
 // names the generation it was found in.
 func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 	cr := &countingReader{r: r}
-	tr, err := trace.NewReader(cr)
+	tr, err := trace.NewReader(bufio.NewReaderSize(cr, readBuffer))
 	if err != nil {
 		if !strings.Contains(err.Error(), "not a Go execution trace") {
 			err = fmt.Errorf("not a Go execution trace: %w", err)
@@ -312,49 +350,58 @@ func (c *Converter) Event(ev *trace.Event) {
 	}
 }
 
-func (c *Converter) state(g trace.GoID) *gState {
-	s := c.gs[g]
-	if s == nil {
-		s = &gState{}
-		c.gs[g] = s
-	}
-	return s
-}
-
 func (c *Converter) goTransition(ev *trace.Event, st *trace.StateTransition) {
 	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
 	switch {
 	case from == trace.GoNotExist && to != trace.GoNotExist:
-		s := c.state(g)
-		*s = gState{startFunc: startFunc(st.Stack)}
+		*c.gs.put(g) = gState{startFunc: startFunc(st.Stack)}
 	case to == trace.GoNotExist:
 		if _, ok := c.gen.Goroutines[g]; ok {
 			c.gen.Goroutines[g] = c.nameOf(g)
 		}
-		delete(c.gs, g)
+		c.gs.del(g)
 	case from == trace.GoRunning && to == trace.GoWaiting:
-		s := c.state(g)
-		s.blocked, s.since, s.reason, s.stack, s.waker = true, ev.Time(), st.Reason, st.Stack, trace.NoGoroutine
-		c.seen(g, st.Stack)
+		s := c.gs.put(g)
+		s.wait, s.since, s.stack, s.waker = c.waitOf(st.Reason), ev.Time(), st.Stack, trace.NoGoroutine
+		if st.Stack != trace.NoStack {
+			s.lastStack = st.Stack
+		}
 	case from == trace.GoWaiting && to == trace.GoRunnable:
-		if s := c.gs[g]; s != nil && s.blocked {
+		if s := c.gs.get(g); s != nil && s.wait != waitNone {
 			s.waker = ev.Goroutine()
 		}
 	case to == trace.GoRunning:
-		if s := c.gs[g]; s != nil && s.blocked {
-			s.blocked = false
+		if s := c.gs.get(g); s != nil && s.wait != waitNone {
 			c.unblocked(g, s, ev.Time())
+			s.wait = waitNone
 		}
 	}
+}
+
+// waitOf classifies a block's reason, waitNone if no kind it may convert
+// to is on: the wait is then forgotten at once.
+func (c *Converter) waitOf(reason string) wait {
+	w := classify(reason)
+	if w == waitNone {
+		return w
+	}
+	on := c.Enabled(kindOf[w])
+	if w == waitSync {
+		on = on || c.Enabled(MonitorEnter)
+	}
+	if !on {
+		return waitNone
+	}
+	return w
 }
 
 // unblocked converts a wait that ended at t.
 func (c *Converter) unblocked(g trace.GoID, s *gState, t trace.Time) {
 	d := int64(t - s.since)
-	e := Event{Start: c.wall(s.since), End: c.wall(t), G: g, Other: s.waker, Stack: s.stack}
-	switch s.reason {
-	case "sync":
+	k, class := kindOf[s.wait], ""
+	switch s.wait {
+	case waitSync:
 		// Most waits are short: look at the stack only for one that
 		// either kind would keep.
 		lo := int64(math.MaxInt64)
@@ -366,27 +413,19 @@ func (c *Converter) unblocked(g trace.GoID, s *gState, t trace.Time) {
 		if d < lo {
 			return
 		}
-		e.Class = syncClass(s.stack)
-		if e.Class == "sync.Mutex" || e.Class == "sync.RWMutex" {
-			e.Kind = MonitorEnter
-		} else {
-			e.Kind = ThreadPark
+		class = syncClass(s.stack)
+		if class == "sync.Mutex" || class == "sync.RWMutex" {
+			k = MonitorEnter
 		}
-	case "sync.(*Cond).Wait":
-		e.Kind, e.Class = MonitorWait, "sync.Cond"
-	case "chan send", "chan receive":
-		e.Kind, e.Class = ThreadPark, "chan"
-	case "select":
-		e.Kind, e.Class = ThreadPark, "select"
-	case "sleep":
-		e.Kind = ThreadSleep
-	case "network":
-		e.Kind = NetworkWait
-	default:
-		return // GC and system waits, preemption: not a wait of the program's
+	case waitCond:
+		class = "sync.Cond"
+	case waitChan:
+		class = "chan"
+	case waitSelect:
+		class = "select"
 	}
-	if th := c.threshold[e.Kind].Load(); th >= 0 && d >= th {
-		c.add(e)
+	if th := c.threshold[k].Load(); th >= 0 && d >= th {
+		c.add(Event{Kind: k, Start: c.wall(s.since), End: c.wall(t), G: g, Other: s.waker, Stack: s.stack, Class: class})
 	}
 }
 
@@ -426,7 +465,7 @@ func (c *Converter) rangeBegin(ev *trace.Event, name string, scope trace.Resourc
 			c.nextGC++
 		}
 	case name == "GC mark assist" && scope.Kind == trace.ResourceGoroutine:
-		c.state(scope.Goroutine()).assist = t
+		c.gs.put(scope.Goroutine()).assist = t
 	}
 }
 
@@ -454,7 +493,7 @@ func (c *Converter) rangeEnd(ev *trace.Event, name string, scope trace.ResourceI
 		c.gcPause(s, t)
 	case name == "GC mark assist" && scope.Kind == trace.ResourceGoroutine:
 		g := scope.Goroutine()
-		s := c.gs[g]
+		s := c.gs.get(g)
 		if s == nil || s.assist == 0 {
 			return
 		}
@@ -534,7 +573,7 @@ func (c *Converter) refer(g trace.GoID) {
 // is older than the trace.
 func (c *Converter) seen(g trace.GoID, st trace.Stack) {
 	if g != trace.NoGoroutine && st != trace.NoStack {
-		c.state(g).lastStack = st
+		c.gs.put(g).lastStack = st
 	}
 }
 
@@ -542,7 +581,7 @@ func (c *Converter) seen(g trace.GoID, st trace.Stack) {
 // the outermost frame of a stack of its) and id.
 func (c *Converter) nameOf(g trace.GoID) string {
 	fn := ""
-	if s := c.gs[g]; s != nil {
+	if s := c.gs.get(g); s != nil {
 		fn = s.startFunc
 		if fn == "" && s.lastStack != trace.NoStack {
 			for f := range s.lastStack.Frames() {
@@ -557,6 +596,13 @@ func (c *Converter) nameOf(g trace.GoID) string {
 	}
 	return fmt.Sprintf("%s #%d", fn, g)
 }
+
+// readBuffer is the size of the buffer between r and the trace reader,
+// which reads through a 4 KiB one of its own otherwise: the runtime writes
+// its trace in buffers of up to 64 KiB, and read through a pipe, as the
+// recorder's tracer does, each small read is a hand-off between the
+// runtime's writer and the converter.
+const readBuffer = 256 << 10
 
 // countingReader counts the bytes read, for errors.
 type countingReader struct {

@@ -3,7 +3,9 @@ package gotrace
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"golang.org/x/exp/trace"
@@ -137,8 +139,8 @@ func (jw *JFRWriter) WriteGeneration(g *Generation) error {
 	jw.add(spec.FrameType, 1, jfr.StringValue(spec.FrameTypes[1]))
 	jw.add(spec.ThreadState, spec.StateRunnable, jfr.StringValue(spec.ThreadStates[spec.StateRunnable]))
 	jw.add(spec.GCName, spec.GCNameGo, jfr.StringValue(spec.GCNames[spec.GCNameGo]))
-	for k, v := range spec.GCCauses {
-		jw.add(spec.GCCause, k, jfr.StringValue(v))
+	for _, k := range slices.Sorted(maps.Keys(spec.GCCauses)) { // in order: the same trace makes the same file
+		jw.add(spec.GCCause, k, jfr.StringValue(spec.GCCauses[k]))
 	}
 	jw.settings(g.Start)
 	for i := range g.Events {
