@@ -37,6 +37,7 @@ type Stream struct {
 	onFlush  []func()
 	onError  []func(error)
 	onChunk  []func([]byte)
+	segments []segmentHandler
 
 	// deliver's state, on the recorder's chunk writer.
 	sendMu   sync.Mutex // guards flushes against a late flush after Close
@@ -119,6 +120,60 @@ func (s *Stream) OnError(fn func(error)) {
 	s.mu.Lock()
 	s.onError = append(s.onError, fn)
 	s.mu.Unlock()
+}
+
+// Segment is what a flush added to a chunk being written, as OnSegment
+// hands it over: the chunk's header as of the flush and the records kept,
+// at their offsets in the chunk, which jfr.LiveChunk reads (Extend with
+// the header and the chunk's bytes up to Size, the parts in place, then
+// a Reader of each part).
+type Segment struct {
+	Chunk  uint64 // the chunk's number in the stream, from 1: a new number begins a chunk
+	Header []byte // the chunk's header as of the flush
+	Size   int64  // the chunk's bytes up to the flush
+	Parts  []SegmentPart
+}
+
+// SegmentPart is records of a chunk, end to end, from its byte Offset.
+type SegmentPart struct {
+	Offset int64
+	Data   []byte
+}
+
+type segmentHandler struct {
+	keep func(eventType string) bool
+	fn   func(*Segment)
+}
+
+// OnSegment calls fn at each flush with what the flush added to the
+// chunk being written, for a reader elsewhere (ctl stream): its metadata,
+// its checkpoints and the events of the types whose names keep accepts;
+// the others are left out, and when no handler takes a flush's emitted
+// events their bytes are not even copied. The segment and its bytes are
+// valid during the call. A segment may cover several flushes (the
+// handlers fell behind), a chunk's last flushes may be dropped, and a
+// chunk whose first flush was dropped is left out whole, so that the
+// segments of a chunk always hold what it has kept from its start.
+func (s *Stream) OnSegment(keep func(eventType string) bool, fn func(*Segment)) {
+	s.mu.Lock()
+	s.segments = append(s.segments, segmentHandler{keep, fn})
+	s.version++
+	s.hversion.Store(int64(s.version))
+	s.mu.Unlock()
+}
+
+// wants tells whether a handler takes events of the named type; s.mu is
+// held.
+func (s *Stream) wants(name string) bool {
+	if len(s.handlers[name]) > 0 {
+		return true
+	}
+	for _, h := range s.segments {
+		if h.keep(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // OnChunk calls fn with the bytes of each chunk once it is complete, a
@@ -280,7 +335,7 @@ func (h *handledTypes) anyIn(s *Stream, recs *gathered) bool {
 		h.version, h.types, h.built, h.any = int64(s.version), tv, true, false
 		clear(h.byID)
 		for _, d := range types {
-			if len(s.handlers[d.Name]) == 0 || d.ID < 2 {
+			if d.ID < 2 || !s.wants(d.Name) {
 				continue
 			}
 			if int(d.ID) >= len(h.byID) {
@@ -333,6 +388,7 @@ func (s *Stream) run() {
 	live := jfr.NewLiveChunk(&jfr.ReaderOptions{PerChunkClock: true})
 	var ev jfr.Event
 	var byID handlerTable
+	var segs segmentBuilder
 	var reported int64
 	var seq uint64  // the chunk being read
 	var data []byte // its bytes so far
@@ -346,7 +402,7 @@ func (s *Stream) run() {
 	}
 	for f := range s.flushes {
 		s.mu.Lock()
-		onChunk, onFlush, onError := s.onChunk, s.onFlush, s.onError
+		onChunk, onFlush, onError, segments := s.onChunk, s.onFlush, s.onError, s.segments
 		handlers := maps.Clone(s.handlers)
 		version := s.version
 		s.mu.Unlock()
@@ -362,8 +418,8 @@ func (s *Stream) run() {
 			live.Start(int(f.seq-1), 0)
 		}
 		data = f.data
-		if len(handlers) > 0 && !failed {
-			if err := dispatch(live, &f, handlers, version, &ev, &byID); err != nil {
+		if (len(handlers) > 0 || len(segments) > 0) && !failed {
+			if err := dispatch(live, &f, handlers, segments, version, &ev, &byID, &segs); err != nil {
 				failed = true
 				for _, fn := range onError {
 					fn(err)
@@ -386,23 +442,119 @@ func (s *Stream) run() {
 }
 
 // dispatch decodes the events of the flush f (in its scan ranges) that
-// have handlers (at version) and calls them; the others are skipped by
-// their size.
-func dispatch(live *jfr.LiveChunk, f *streamFlush, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
+// have handlers (at version) and calls them, the others skipped by their
+// size; then it hands the segment handlers their records of f.
+func dispatch(live *jfr.LiveChunk, f *streamFlush, handlers map[string][]func(*jfr.Event), segments []segmentHandler, version int, ev *jfr.Event, byID *handlerTable, segs *segmentBuilder) error {
 	c, err := live.Extend(f.header[:], f.data)
 	if err != nil {
 		return fmt.Errorf("recorder: stream: %w", err)
 	}
-	if !byID.update(c.Metadata, handlers, version) {
-		return nil // no type with a handler in this chunk
-	}
-	loaded := false
-	for _, span := range f.scan {
-		if err := dispatchRange(live, span, c, &loaded, ev, byID); err != nil {
-			return err
+	if len(handlers) > 0 && byID.update(c.Metadata, handlers, version) {
+		loaded := false
+		for _, span := range f.scan {
+			if err := dispatchRange(live, span, c, &loaded, ev, byID); err != nil {
+				return err
+			}
 		}
 	}
+	for i, h := range segments {
+		seg, err := segs.build(live, c, f, i, h.keep, version)
+		if err != nil {
+			return err
+		}
+		h.fn(seg)
+	}
 	return nil
+}
+
+// segmentBuilder builds the segments OnSegment handlers get.
+type segmentBuilder struct {
+	md      *jfr.Metadata
+	version int       // of the handlers the sets were built for
+	kept    []typeSet // by handler: the event types it keeps
+	seg     Segment
+	recs    [256]jfr.Record
+}
+
+// build returns the segment of flush f for the i-th segment handler,
+// whose keep tells the event types it takes: f's records in its scan
+// ranges, but for the events of other types.
+func (b *segmentBuilder) build(live *jfr.LiveChunk, c *jfr.Chunk, f *streamFlush, i int, keep func(string) bool, version int) (*Segment, error) {
+	if c.Metadata != b.md || version != b.version {
+		b.md, b.version = c.Metadata, version
+		clear(b.kept)
+		b.kept = b.kept[:0]
+	}
+	for len(b.kept) <= i {
+		b.kept = append(b.kept, typeSet{})
+	}
+	set := &b.kept[i]
+	if !set.built {
+		for _, cl := range c.Metadata.EventTypes() {
+			if cl.ID >= 2 && keep(cl.Name) {
+				set.add(cl.ID)
+			}
+		}
+		set.built = true
+	}
+	seg := &b.seg
+	seg.Chunk, seg.Header, seg.Size = f.seq, f.header[:], int64(len(f.data))
+	clear(seg.Parts)
+	seg.Parts = seg.Parts[:0]
+	end := int64(-1) // of the last part
+	for _, span := range f.scan {
+		r := live.Reader(span[0], span[1])
+		for {
+			n, err := r.ReadRecords(b.recs[:])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("recorder: stream: %w", err)
+			}
+			for _, rec := range b.recs[:n] {
+				if rec.TypeID >= 2 && !set.has(rec.TypeID) {
+					continue
+				}
+				if rec.Offset == end {
+					p := &seg.Parts[len(seg.Parts)-1]
+					p.Data = f.data[p.Offset : end+rec.Size]
+				} else {
+					seg.Parts = append(seg.Parts, SegmentPart{Offset: rec.Offset, Data: f.data[rec.Offset : rec.Offset+rec.Size]})
+				}
+				end = rec.Offset + rec.Size
+			}
+		}
+	}
+	return seg, nil
+}
+
+// typeSet is a set of type ids.
+type typeSet struct {
+	built bool
+	small []bool // ids below maxSmallID
+	large map[int64]bool
+}
+
+func (t *typeSet) add(id int64) {
+	if id >= maxSmallID {
+		if t.large == nil {
+			t.large = map[int64]bool{}
+		}
+		t.large[id] = true
+		return
+	}
+	if int(id) >= len(t.small) {
+		t.small = append(t.small, make([]bool, int(id)+1-len(t.small))...)
+	}
+	t.small[id] = true
+}
+
+func (t *typeSet) has(id int64) bool {
+	if id >= 0 && id < int64(len(t.small)) {
+		return t.small[id]
+	}
+	return id >= maxSmallID && t.large[id]
 }
 
 // dispatchRange decodes and hands over the events with handlers among the
