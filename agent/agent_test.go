@@ -138,9 +138,10 @@ func TestBadRequests(t *testing.T) {
 		{"truncated", frame('J', 100, `{"version":1`), "bad request: ctlproto: truncated frame (12 of 100 bytes)"},
 		{"truncated header", []byte{'J', 0}, "closed"},
 		{"not JSON", frame('J', 5, "hello"), "bad request: invalid character 'h'"},
-		{"chunk frame", frame('C', 2, "{}"), "bad request: not a JSON frame"},
+		{"segment frame", frame('S', 2, "{}"), "bad request: not a JSON frame"},
 		{"old version", frame('J', 28, `{"version":0,"command":"x"}`+" "), "protocol version 0 not supported"},
-		{"unknown command", frame('J', 29, `{"version":1,"command":"rm"}`+" "), `unknown command "rm"`},
+		{"version 1", frame('J', 29, `{"version":1,"command":"rm"}`+" "), "protocol version 1 not supported (this agent speaks 2)"},
+		{"unknown command", frame('J', 29, `{"version":2,"command":"rm"}`+" "), `unknown command "rm"`},
 		{"empty", nil, "closed"},
 	} {
 		if got := exchange(t, c.raw); !strings.HasPrefix(got, c.want) {
