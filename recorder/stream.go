@@ -53,12 +53,17 @@ type Stream struct {
 	// last flush sent: the emitted records of a flush with none of a
 	// handled type are left out of cur (their bytes not copied).
 	scan        [][2]int64
+	holes       [][2]int64   // the ranges of cur left out, in order
 	adopted     [][]byte     // deliver's scratch
 	wholeChunks bool         // OnChunk handlers need every byte
 	handled     handledTypes // the emitted types with handlers
 	hversion    atomic.Int64 // of handlers, for deliver
 
 	flushes chan streamFlush
+	// spare holds the chunk buffers run is done with, for deliver: the
+	// pool loses them at each garbage collection, and a new buffer, zeroed
+	// by the allocator, costs the chunk writer as much as copying a chunk.
+	spare   chan []byte
 	dropped atomic.Int64 // flushes whose events the handlers did not get
 	copied  atomic.Int64 // bytes copied for the stream
 	done    chan struct{}
@@ -94,11 +99,13 @@ var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; flushes
 // NewStream returns a stream that, once started, records with opts
 // (WithSettings, WithName, WithMaxChunkAge...).
 func NewStream(opts ...Option) *Stream {
-	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunk: defaultMaxChunkSize}
+	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunk: cutChunkSize()}
 }
 
 // OnEvent calls fn with every event of the type named name (such as
 // "app.HTTPRequest"). The event and its values are valid during the call.
+// Its fields are decoded when a handler first asks for one (Field,
+// Values, StartTime, Duration): ev.Fields is nil until then.
 func (s *Stream) OnEvent(name string, fn func(*jfr.Event)) {
 	s.mu.Lock()
 	s.handlers[name] = append(s.handlers[name], fn)
@@ -193,6 +200,7 @@ func (s *Stream) Start() error {
 		return errors.New("recorder: stream already started")
 	}
 	s.flushes = make(chan streamFlush, streamBacklog)
+	s.spare = make(chan []byte, 2)
 	s.done = make(chan struct{})
 	s.mu.Lock()
 	s.wholeChunks = len(s.onChunk) > 0
@@ -254,14 +262,7 @@ func (s *Stream) deliver(seg segment) {
 		}
 		s.cur = nil
 		if !full {
-			if b, ok := chunkBuffers.Get().(*[]byte); ok {
-				s.cur = (*b)[:0]
-			} else {
-				// Room for a chunk like the last, or one cut at the
-				// default size: growing by doubling copied each chunk
-				// twice over, on the recorder's chunk writer.
-				s.cur = make([]byte, 0, max(int(seg.size()), s.lastChunk+s.lastChunk/8))
-			}
+			s.cur = s.chunkBuffer(int(seg.size()))
 		}
 	}
 	if s.skipping {
@@ -269,11 +270,19 @@ func (s *Stream) deliver(seg segment) {
 		return
 	}
 	if seg.first {
-		s.scan = nil
+		s.scan, s.holes = nil, s.holes[:0]
 	}
 	if n := len(s.cur) + int(seg.size()); n > cap(s.cur) {
-		// A new array: run may be reading the old one.
-		s.cur = append(make([]byte, 0, max(n, 2*cap(s.cur), 64<<10)), s.cur...)
+		// A new array: run may be reading the old one. The holes, bytes
+		// no one reads, are not copied.
+		grown := make([]byte, len(s.cur), max(n, 2*cap(s.cur), 64<<10))
+		from := int64(0)
+		for _, h := range s.holes {
+			copy(grown[from:h[0]], s.cur[from:h[0]])
+			from = h[1]
+		}
+		copy(grown[from:], s.cur[from:])
+		s.cur = grown
 	}
 	start := max(int64(len(s.cur)), jfr.HeaderSize)
 	var adopted [][]byte // the emitted records, where seg.parts has them
@@ -303,6 +312,7 @@ func (s *Stream) deliver(seg segment) {
 		s.scan = append(s.scan, [2]int64{start, end})
 	} else {
 		s.scan = append(s.scan, [2]int64{start, holeStart}, [2]int64{holeEnd, end})
+		s.holes = append(s.holes, [2]int64{holeStart, holeEnd})
 	}
 	s.unsent++
 	if full {
@@ -316,6 +326,26 @@ func (s *Stream) deliver(seg segment) {
 	s.flushes <- f
 	s.unsent, s.scan = 0, nil
 }
+
+// chunkBuffer returns an empty buffer for a chunk's bytes.
+func (s *Stream) chunkBuffer(first int) []byte {
+	select {
+	case b := <-s.spare:
+		return b[:0]
+	default:
+	}
+	if b, ok := chunkBuffers.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	// Room for a chunk like the last, or one cut at the default size:
+	// growing by doubling copied each chunk twice over, on the recorder's
+	// chunk writer.
+	return make([]byte, 0, max(first, s.lastChunk+s.lastChunk/8))
+}
+
+// cutChunkSize is the size of a chunk cut at the default size: the
+// flush that reaches it adds up to a third of the buffers.
+func cutChunkSize() int { return defaultMaxChunkSize + bufferCount()/3*batch.BufferSize }
 
 // handledTypes tells which emitted event types (by id) have handlers.
 type handledTypes struct {
@@ -396,10 +426,25 @@ func (s *Stream) run() {
 	var kept bool   // OnChunk handlers have it
 	recycle := func() {
 		if data != nil && !kept {
-			b := data[:0]
-			chunkBuffers.Put(&b)
+			select {
+			case s.spare <- data[:0]:
+			default:
+				b := data[:0]
+				chunkBuffers.Put(&b)
+			}
 		}
 	}
+	defer func() {
+		// deliver sends no more: the stream's buffers go to the pool.
+		for {
+			select {
+			case b := <-s.spare:
+				chunkBuffers.Put(&b)
+			default:
+				return
+			}
+		}
+	}()
 	for f := range s.flushes {
 		s.mu.Lock()
 		onChunk, onFlush, onError, segments := s.onChunk, s.onFlush, s.onError, s.segments
@@ -582,11 +627,15 @@ func dispatchRange(live *jfr.LiveChunk, span [2]int64, c *jfr.Chunk, loaded *boo
 				}
 				*loaded = true
 			}
-			if err := c.DecodeEvent(rec, ev); err != nil {
+			// The fields are decoded only if a handler asks for one.
+			if err := c.DecodeEventLazy(rec, ev); err != nil {
 				return fmt.Errorf("recorder: stream: %w", err)
 			}
 			for _, fn := range fns {
 				fn(ev)
+			}
+			if err := ev.Err(); err != nil {
+				return fmt.Errorf("recorder: stream: %w", err)
 			}
 		}
 	}

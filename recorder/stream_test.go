@@ -357,3 +357,37 @@ func TestStreamOnSegment(t *testing.T) {
 		t.Errorf("%d events of types not kept in the segments", others)
 	}
 }
+
+// TestStreamGrowsAroundHoles: a chunk buffer that grows past flushes whose
+// records were left out (holes, not copied again) still has the bytes
+// the stream reads: the events after each growth are handled with their
+// values.
+func TestStreamGrowsAroundHoles(t *testing.T) {
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "bench.Event": {Enabled: Bool(true)}}
+	st := NewStream(WithSettings(only))
+	st.lastChunk = 64 << 10 // grown at each flush below
+	got := map[int64]string{}
+	st.OnEvent("test.Counted", func(ev *jfr.Event) {
+		n, _ := ev.Field("n")
+		s, _ := ev.Field("s")
+		got[n.Int()] = s.String()
+	})
+	st.OnError(func(err error) { t.Errorf("stream error: %v", err) })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for b := range 4 {
+		emitLoop(benchType, 20_000) // a flush left out
+		theSession.flushNow()
+		emitCounted(50, 50*b)
+		theSession.flushNow()
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(200) {
+		if got[i] != "x" {
+			t.Fatalf("event %d: s = %q, want \"x\" (%d handled)", i, got[i], len(got))
+		}
+	}
+}
