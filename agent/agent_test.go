@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/ctlproto"
 	"github.com/flightrec/flightrec/internal/testrec"
+	"github.com/flightrec/flightrec/jfr"
 	"github.com/flightrec/flightrec/recorder"
 )
 
@@ -138,9 +140,10 @@ func TestBadRequests(t *testing.T) {
 		{"truncated", frame('J', 100, `{"version":1`), "bad request: ctlproto: truncated frame (12 of 100 bytes)"},
 		{"truncated header", []byte{'J', 0}, "closed"},
 		{"not JSON", frame('J', 5, "hello"), "bad request: invalid character 'h'"},
-		{"chunk frame", frame('C', 2, "{}"), "bad request: not a JSON frame"},
+		{"segment frame", frame('S', 2, "{}"), "bad request: not a JSON frame"},
 		{"old version", frame('J', 28, `{"version":0,"command":"x"}`+" "), "protocol version 0 not supported"},
-		{"unknown command", frame('J', 29, `{"version":1,"command":"rm"}`+" "), `unknown command "rm"`},
+		{"version 1", frame('J', 29, `{"version":1,"command":"rm"}`+" "), "protocol version 1 not supported (this agent speaks 2)"},
+		{"unknown command", frame('J', 29, `{"version":2,"command":"rm"}`+" "), `unknown command "rm"`},
 		{"empty", nil, "closed"},
 	} {
 		if got := exchange(t, c.raw); !strings.HasPrefix(got, c.want) {
@@ -327,5 +330,119 @@ func TestStartSettingsFile(t *testing.T) {
 	}
 	if _, _, err := ctlproto.Call(os.Getpid(), ctlproto.Request{Command: ctlproto.CmdStart, Name: "bad", Settings: "/nonexistent.jfc"}, time.Second); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("start with a missing .jfc: %v", err)
+	}
+}
+
+type agentTick struct {
+	event.Instant
+	N int64
+}
+
+var (
+	wantedType = event.Define[agentTick](event.Info{Name: "agenttest.Wanted"})
+	otherType  = event.Define[agentTick](event.Info{Name: "agenttest.Other"})
+)
+
+// TestStreamSegments streams the process's own events: the segments
+// carry the events of the types asked for and none of the others (which
+// another recording has on), read as ctl's client reads them; when the
+// client goes, the stream's recording goes too.
+func TestStreamSegments(t *testing.T) {
+	listen(t)
+	rec, err := recorder.Start(recorder.WithName("all"), recorder.WithRing(0, 0),
+		recorder.WithSettings(recorder.Settings{"agenttest.Other": {Enabled: recorder.Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for n := int64(0); ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, typ := range []*event.Type[agentTick]{wantedType, otherType} {
+				ev := agentTick{N: n}
+				typ.Begin(&ev)
+				ev.Commit()
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+	_, conn, err := ctlproto.Call(os.Getpid(), ctlproto.Request{Command: ctlproto.CmdStream, Events: []string{"Wanted"}}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := jfr.NewLiveChunk(&jfr.ReaderOptions{PerChunkClock: true})
+	var chunk uint64
+	var buf []byte
+	var seg ctlproto.Segment
+	wanted, others := 0, 0
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for wanted < 100 {
+		kind, body, err := ctlproto.ReadFrame(conn, ctlproto.MaxFrame)
+		if err != nil {
+			t.Fatalf("after %d events: %v", wanted, err)
+		}
+		if kind != ctlproto.KindSegment {
+			t.Fatalf("frame %q: %s", kind, body)
+		}
+		if err := ctlproto.ParseSegment(body, &seg); err != nil {
+			t.Fatal(err)
+		}
+		if seg.Chunk != chunk {
+			chunk, buf = seg.Chunk, buf[:0]
+			live.Start(int(chunk-1), 0)
+		}
+		buf = append(buf, make([]byte, seg.Size-int64(len(buf)))...)
+		for _, p := range seg.Parts {
+			copy(buf[p.Offset:], p.Data)
+		}
+		if _, err := live.Extend(seg.Header, buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := live.LoadConstants(); err != nil {
+			t.Fatal(err)
+		}
+		var ev jfr.Event
+		for _, p := range seg.Parts {
+			r := live.Reader(p.Offset, p.Offset+int64(len(p.Data)))
+			for {
+				err := r.ReadEvent(&ev)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Type.Name == "agenttest.Wanted" {
+					wanted++
+				} else if ev.Type.Name == "agenttest.Other" {
+					others++
+				}
+			}
+		}
+	}
+	if others != 0 {
+		t.Errorf("%d agenttest.Other events streamed; the stream asked for Wanted only", others)
+	}
+	conn.Close()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		names := ""
+		for _, r := range recorder.Recordings() {
+			names += r.Name() + " "
+		}
+		if !strings.Contains(names, "stream-") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream's recording outlives its client: %s", names)
+		}
 	}
 }

@@ -1,27 +1,29 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"path"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/flightrec/flightrec/internal/ctlproto"
 	"github.com/flightrec/flightrec/recorder"
 )
 
-// streamBacklog is how many chunks wait for a slow client before chunks
-// are dropped (and the client told).
-const streamBacklog = 8
-
-// stream sends the chunks of a stream recording to the client until it
-// closes the connection or the agent closes. The recording enables the
-// event types that match the globs (every type the preset "default"
-// enables if none are given) and is stopped at the end.
+// stream sends the client the stream's flush segments (what each flush
+// adds to the chunk being written: its metadata, checkpoints and the
+// events of the types asked for) until it closes the connection, a write
+// fails or the agent closes. The recording enables the event types that
+// match the globs (every type the preset "default" enables if none are
+// given) and is stopped at the end. The segments are written from the
+// stream's goroutine: when the client reads too slowly the stream drops
+// flushes (whole chunks, or a chunk's last flushes, so that what the
+// client has of a chunk stays readable) and the client is told.
 func (a *agent) stream(conn *net.UnixConn, req *ctlproto.Request) {
 	a.mu.Lock()
 	if a.streams >= maxStreams {
@@ -36,46 +38,64 @@ func (a *agent) stream(conn *net.UnixConn, req *ctlproto.Request) {
 		a.streams--
 		a.mu.Unlock()
 	}()
-	chunks := make(chan []byte, streamBacklog)
-	var dropped atomic.Int64
+	// wmu orders the writes: the reply first (wmu is held until it is
+	// written), then the stream goroutine's.
+	var wmu sync.Mutex
+	var body []byte
+	broken := make(chan struct{}) // closed when a write fails
+	failed := false
+	write := func(kind byte, b []byte) {
+		if failed {
+			return
+		}
+		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if err := ctlproto.WriteFrame(conn, kind, b); err != nil {
+			failed = true
+			close(broken)
+		}
+	}
+	keep := func(name string) bool { return len(req.Events) == 0 || matchAny(req.Events, name) }
 	st := recorder.NewStream(recorder.WithName(fmt.Sprintf("stream-%d", time.Now().UnixNano()%1e6)), recorder.WithSettings(streamSettings(req.Events)))
-	st.OnChunk(func(b []byte) {
-		select {
-		case chunks <- b:
-		default:
-			dropped.Add(1)
+	st.OnSegment(keep, func(seg *recorder.Segment) {
+		wmu.Lock()
+		defer wmu.Unlock()
+		body = ctlproto.AppendSegmentHead(body[:0], seg.Chunk, seg.Size, seg.Header)
+		for _, p := range seg.Parts {
+			body = ctlproto.AppendPart(body, p.Offset, p.Data)
+		}
+		write(ctlproto.KindSegment, body)
+		if cap(body) > 16<<20 {
+			body = nil // a large flush's buffer is not kept
 		}
 	})
+	st.OnError(func(err error) {
+		wmu.Lock()
+		defer wmu.Unlock()
+		msg, _ := json.Marshal(&ctlproto.Response{Version: ctlproto.Version, Message: err.Error()})
+		write(ctlproto.KindJSON, msg)
+	})
+	wmu.Lock()
 	if err := st.Start(); err != nil {
+		wmu.Unlock()
 		reply(conn, &ctlproto.Response{Error: err.Error()})
 		return
 	}
-	defer st.Close()
 	reply(conn, &ctlproto.Response{Message: fmt.Sprintf("streaming recording %q", st.Recording().Name())})
+	wmu.Unlock()
 	gone := make(chan struct{})
 	go func() {
 		// The client sends nothing more: a read returns when it goes.
 		io.Copy(io.Discard, io.LimitReader(conn, 1<<10))
 		close(gone)
 	}()
-	var reported int64
-	for {
-		select {
-		case b := <-chunks:
-			conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if err := ctlproto.WriteFrame(conn, ctlproto.KindChunk, b); err != nil {
-				return
-			}
-			if d := dropped.Load(); d != reported {
-				reported = d
-				ctlproto.WriteJSON(conn, &ctlproto.Response{Version: ctlproto.Version, Message: fmt.Sprintf("%d chunks dropped: the client reads too slowly", d)})
-			}
-		case <-gone:
-			return
-		case <-a.quit:
-			return
-		}
+	select {
+	case <-gone:
+	case <-broken:
+	case <-a.quit:
 	}
+	// The last flush goes nowhere: a write under way fails now.
+	conn.SetWriteDeadline(time.Now())
+	st.Close()
 }
 
 // streamSettings turns on the event types matching the globs (by full or

@@ -439,6 +439,9 @@ type Event struct {
 	Size   int64 // bytes, including the size field
 
 	arena arena
+	// pending is set by DecodeEventLazy until the fields are decoded.
+	pending bool
+	err     error // of the lazy decoding
 }
 
 // ReadEvent decodes the next event into ev. Metadata and checkpoint records
@@ -484,6 +487,45 @@ func (c *Chunk) DecodeEvent(rec Record, ev *Event) error {
 	return c.decodeEvent(rec, cl, ev)
 }
 
+// DecodeEventLazy is DecodeEvent, but for the fields: they are decoded
+// when first asked for (Values, Field, StartTicks, StartTime...), so code
+// that hands events to functions which look at few of them, or at none of
+// their fields (a recorder stream's handlers), skips most decoding.
+// ev.Fields is nil until then; Err reports a failure of that decoding.
+// The chunk's data and constants must stay as they are until then.
+func (c *Chunk) DecodeEventLazy(rec Record, ev *Event) error {
+	start := rec.Offset - c.Offset
+	if start < HeaderSize || rec.Size <= 0 || start+rec.Size > int64(len(c.data)) {
+		return c.errorAt(start, fmt.Errorf("record at %d (%d bytes) is not in this chunk", rec.Offset, rec.Size))
+	}
+	cl := c.Metadata.Class(rec.TypeID)
+	if cl == nil || rec.TypeID == 0 || rec.TypeID == 1 {
+		return c.errorAt(start, fmt.Errorf("record of type %d is not an event", rec.TypeID))
+	}
+	ev.Type, ev.Chunk, ev.Offset, ev.Size = cl, c, rec.Offset, rec.Size
+	ev.Fields, ev.pending, ev.err = nil, true, nil
+	return nil
+}
+
+// load decodes the fields of an event DecodeEventLazy prepared.
+func (e *Event) load() {
+	if e.pending {
+		e.pending = false
+		e.err = e.Chunk.decodeEvent(Record{TypeID: e.Type.ID, Offset: e.Offset, Size: e.Size}, e.Type, e)
+	}
+}
+
+// Values returns the event's field values, in the order of Type.Fields:
+// Fields, decoded first if DecodeEventLazy left them for later.
+func (e *Event) Values() []Value {
+	e.load()
+	return e.Fields
+}
+
+// Err returns the error of decoding the fields DecodeEventLazy left for
+// later, once they are decoded; nil otherwise.
+func (e *Event) Err() error { return e.err }
+
 // decodeEvent decodes the fields of the record into ev.
 func (c *Chunk) decodeEvent(rec Record, cl *Class, ev *Event) error {
 	start := rec.Offset - c.Offset
@@ -492,7 +534,7 @@ func (c *Chunk) decodeEvent(rec Record, cl *Class, ev *Event) error {
 	d.uvarint() // size
 	d.uvarint() // type id
 	ev.arena.reset()
-	ev.Type, ev.Chunk, ev.Offset, ev.Size = cl, c, rec.Offset, rec.Size
+	ev.Type, ev.Chunk, ev.Offset, ev.Size, ev.pending, ev.err = cl, c, rec.Offset, rec.Size, false, nil
 	fields := ev.arena.alloc(len(cl.Fields))
 	d.fields(cl.Fields, fields, &ev.arena)
 	ev.Fields = fields
@@ -509,12 +551,17 @@ func (e *Event) Field(name string) (Value, bool) {
 	if i < 0 {
 		return Value{}, false
 	}
+	e.load()
+	if i >= len(e.Fields) {
+		return Value{}, true // not decoded: see Err
+	}
 	return e.Fields[i], true
 }
 
 // StartTicks returns the event's start in ticks. Like the JDK, it takes the
 // first field, whatever its name.
 func (e *Event) StartTicks() int64 {
+	e.load()
 	if len(e.Fields) == 0 {
 		return 0
 	}
@@ -524,6 +571,7 @@ func (e *Event) StartTicks() int64 {
 // DurationTicks returns the event's duration in ticks: the second field when
 // the type has a field named "duration" (the JDK's rule), else 0.
 func (e *Event) DurationTicks() int64 {
+	e.load()
 	if len(e.Fields) < 2 || !e.Type.timed {
 		return 0
 	}

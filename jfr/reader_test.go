@@ -2,6 +2,7 @@ package jfr
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -96,5 +97,75 @@ func TestReadRecordsMatchesReadRecord(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDecodeEventLazy: an event DecodeEventLazy prepares has the values
+// DecodeEvent gives once a field is asked for, and a corrupt record's
+// failure is reported by Err.
+func TestDecodeEventLazy(t *testing.T) {
+	data := openTestdata(t, "jdk17-sample.jfr.gz")
+	r := NewBytesReader(data, nil)
+	var eager, lazy Event
+	n := 0
+	for n < 20000 {
+		rec, err := r.ReadRecord()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := r.Chunk()
+		if rec.TypeID < 2 || c.Metadata.Class(rec.TypeID) == nil {
+			continue
+		}
+		if err := c.DecodeEvent(rec, &eager); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.DecodeEventLazy(rec, &lazy); err != nil {
+			t.Fatal(err)
+		}
+		if lazy.Fields != nil || lazy.Type != eager.Type || lazy.Offset != eager.Offset {
+			t.Fatalf("record at %d: lazy event before a field is asked for: %d fields, type %v", rec.Offset, len(lazy.Fields), lazy.Type.Name)
+		}
+		if lazy.StartTicks() != eager.StartTicks() || lazy.DurationTicks() != eager.DurationTicks() || lazy.Err() != nil {
+			t.Fatalf("record at %d: start %d, duration %d, err %v; want %d, %d", rec.Offset, lazy.StartTicks(), lazy.DurationTicks(), lazy.Err(), eager.StartTicks(), eager.DurationTicks())
+		}
+		for i, f := range eager.Type.Fields {
+			v, _ := lazy.Field(f.Name)
+			w := eager.Fields[i]
+			if got, want := fmt.Sprint(v.Kind(), v.Uint(), v.String(), v.Len()), fmt.Sprint(w.Kind(), w.Uint(), w.String(), w.Len()); got != want {
+				t.Fatalf("record at %d: %s = %s, want %s", rec.Offset, f.Name, got, want)
+			}
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no events")
+	}
+	// A record cut short: its lazy event fails when its fields are decoded.
+	r = NewBytesReader(data, nil)
+	for {
+		rec, err := r.ReadRecord()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := r.Chunk()
+		if cl := c.Metadata.Class(rec.TypeID); rec.TypeID < 2 || cl == nil || len(cl.Fields) < 3 {
+			continue
+		}
+		rec.Size = 3
+		if err := c.DecodeEventLazy(rec, &lazy); err != nil {
+			t.Fatal(err)
+		}
+		if lazy.Err() != nil {
+			t.Fatal("Err before the fields are decoded")
+		}
+		lazy.Values()
+		if lazy.Err() == nil {
+			t.Errorf("a %d-byte %s record decoded without an error", rec.Size, lazy.Type.Name)
+		}
+		break
 	}
 }

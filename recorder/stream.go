@@ -37,6 +37,7 @@ type Stream struct {
 	onFlush  []func()
 	onError  []func(error)
 	onChunk  []func([]byte)
+	segments []segmentHandler
 
 	// deliver's state, on the recorder's chunk writer.
 	sendMu   sync.Mutex // guards flushes against a late flush after Close
@@ -52,12 +53,17 @@ type Stream struct {
 	// last flush sent: the emitted records of a flush with none of a
 	// handled type are left out of cur (their bytes not copied).
 	scan        [][2]int64
+	holes       [][2]int64   // the ranges of cur left out, in order
 	adopted     [][]byte     // deliver's scratch
 	wholeChunks bool         // OnChunk handlers need every byte
 	handled     handledTypes // the emitted types with handlers
 	hversion    atomic.Int64 // of handlers, for deliver
 
 	flushes chan streamFlush
+	// spare holds the chunk buffers run is done with, for deliver: the
+	// pool loses them at each garbage collection, and a new buffer, zeroed
+	// by the allocator, costs the chunk writer as much as copying a chunk.
+	spare   chan []byte
 	dropped atomic.Int64 // flushes whose events the handlers did not get
 	copied  atomic.Int64 // bytes copied for the stream
 	done    chan struct{}
@@ -93,11 +99,13 @@ var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; flushes
 // NewStream returns a stream that, once started, records with opts
 // (WithSettings, WithName, WithMaxChunkAge...).
 func NewStream(opts ...Option) *Stream {
-	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunk: defaultMaxChunkSize}
+	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunk: cutChunkSize()}
 }
 
 // OnEvent calls fn with every event of the type named name (such as
 // "app.HTTPRequest"). The event and its values are valid during the call.
+// Its fields are decoded when a handler first asks for one (Field,
+// Values, StartTime, Duration): ev.Fields is nil until then.
 func (s *Stream) OnEvent(name string, fn func(*jfr.Event)) {
 	s.mu.Lock()
 	s.handlers[name] = append(s.handlers[name], fn)
@@ -121,6 +129,60 @@ func (s *Stream) OnError(fn func(error)) {
 	s.mu.Unlock()
 }
 
+// Segment is what a flush added to a chunk being written, as OnSegment
+// hands it over: the chunk's header as of the flush and the records kept,
+// at their offsets in the chunk, which jfr.LiveChunk reads (Extend with
+// the header and the chunk's bytes up to Size, the parts in place, then
+// a Reader of each part).
+type Segment struct {
+	Chunk  uint64 // the chunk's number in the stream, from 1: a new number begins a chunk
+	Header []byte // the chunk's header as of the flush
+	Size   int64  // the chunk's bytes up to the flush
+	Parts  []SegmentPart
+}
+
+// SegmentPart is records of a chunk, end to end, from its byte Offset.
+type SegmentPart struct {
+	Offset int64
+	Data   []byte
+}
+
+type segmentHandler struct {
+	keep func(eventType string) bool
+	fn   func(*Segment)
+}
+
+// OnSegment calls fn at each flush with what the flush added to the
+// chunk being written, for a reader elsewhere (ctl stream): its metadata,
+// its checkpoints and the events of the types whose names keep accepts;
+// the others are left out, and when no handler takes a flush's emitted
+// events their bytes are not even copied. The segment and its bytes are
+// valid during the call. A segment may cover several flushes (the
+// handlers fell behind), a chunk's last flushes may be dropped, and a
+// chunk whose first flush was dropped is left out whole, so that the
+// segments of a chunk always hold what it has kept from its start.
+func (s *Stream) OnSegment(keep func(eventType string) bool, fn func(*Segment)) {
+	s.mu.Lock()
+	s.segments = append(s.segments, segmentHandler{keep, fn})
+	s.version++
+	s.hversion.Store(int64(s.version))
+	s.mu.Unlock()
+}
+
+// wants tells whether a handler takes events of the named type; s.mu is
+// held.
+func (s *Stream) wants(name string) bool {
+	if len(s.handlers[name]) > 0 {
+		return true
+	}
+	for _, h := range s.segments {
+		if h.keep(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // OnChunk calls fn with the bytes of each chunk once it is complete, a
 // .jfr file of one chunk, which fn may keep. A stream with OnChunk
 // handlers at Start has the recorder cut a chunk at least once a second
@@ -138,6 +200,7 @@ func (s *Stream) Start() error {
 		return errors.New("recorder: stream already started")
 	}
 	s.flushes = make(chan streamFlush, streamBacklog)
+	s.spare = make(chan []byte, 2)
 	s.done = make(chan struct{})
 	s.mu.Lock()
 	s.wholeChunks = len(s.onChunk) > 0
@@ -199,14 +262,7 @@ func (s *Stream) deliver(seg segment) {
 		}
 		s.cur = nil
 		if !full {
-			if b, ok := chunkBuffers.Get().(*[]byte); ok {
-				s.cur = (*b)[:0]
-			} else {
-				// Room for a chunk like the last, or one cut at the
-				// default size: growing by doubling copied each chunk
-				// twice over, on the recorder's chunk writer.
-				s.cur = make([]byte, 0, max(int(seg.size()), s.lastChunk+s.lastChunk/8))
-			}
+			s.cur = s.chunkBuffer(int(seg.size()))
 		}
 	}
 	if s.skipping {
@@ -214,11 +270,19 @@ func (s *Stream) deliver(seg segment) {
 		return
 	}
 	if seg.first {
-		s.scan = nil
+		s.scan, s.holes = nil, s.holes[:0]
 	}
 	if n := len(s.cur) + int(seg.size()); n > cap(s.cur) {
-		// A new array: run may be reading the old one.
-		s.cur = append(make([]byte, 0, max(n, 2*cap(s.cur), 64<<10)), s.cur...)
+		// A new array: run may be reading the old one. The holes, bytes
+		// no one reads, are not copied.
+		grown := make([]byte, len(s.cur), max(n, 2*cap(s.cur), 64<<10))
+		from := int64(0)
+		for _, h := range s.holes {
+			copy(grown[from:h[0]], s.cur[from:h[0]])
+			from = h[1]
+		}
+		copy(grown[from:], s.cur[from:])
+		s.cur = grown
 	}
 	start := max(int64(len(s.cur)), jfr.HeaderSize)
 	var adopted [][]byte // the emitted records, where seg.parts has them
@@ -248,6 +312,7 @@ func (s *Stream) deliver(seg segment) {
 		s.scan = append(s.scan, [2]int64{start, end})
 	} else {
 		s.scan = append(s.scan, [2]int64{start, holeStart}, [2]int64{holeEnd, end})
+		s.holes = append(s.holes, [2]int64{holeStart, holeEnd})
 	}
 	s.unsent++
 	if full {
@@ -261,6 +326,26 @@ func (s *Stream) deliver(seg segment) {
 	s.flushes <- f
 	s.unsent, s.scan = 0, nil
 }
+
+// chunkBuffer returns an empty buffer for a chunk's bytes.
+func (s *Stream) chunkBuffer(first int) []byte {
+	select {
+	case b := <-s.spare:
+		return b[:0]
+	default:
+	}
+	if b, ok := chunkBuffers.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	// Room for a chunk like the last, or one cut at the default size:
+	// growing by doubling copied each chunk twice over, on the recorder's
+	// chunk writer.
+	return make([]byte, 0, max(first, s.lastChunk+s.lastChunk/8))
+}
+
+// cutChunkSize is the size of a chunk cut at the default size: the
+// flush that reaches it adds up to a third of the buffers.
+func cutChunkSize() int { return defaultMaxChunkSize + bufferCount()/3*batch.BufferSize }
 
 // handledTypes tells which emitted event types (by id) have handlers.
 type handledTypes struct {
@@ -280,7 +365,7 @@ func (h *handledTypes) anyIn(s *Stream, recs *gathered) bool {
 		h.version, h.types, h.built, h.any = int64(s.version), tv, true, false
 		clear(h.byID)
 		for _, d := range types {
-			if len(s.handlers[d.Name]) == 0 || d.ID < 2 {
+			if d.ID < 2 || !s.wants(d.Name) {
 				continue
 			}
 			if int(d.ID) >= len(h.byID) {
@@ -333,6 +418,7 @@ func (s *Stream) run() {
 	live := jfr.NewLiveChunk(&jfr.ReaderOptions{PerChunkClock: true})
 	var ev jfr.Event
 	var byID handlerTable
+	var segs segmentBuilder
 	var reported int64
 	var seq uint64  // the chunk being read
 	var data []byte // its bytes so far
@@ -340,13 +426,28 @@ func (s *Stream) run() {
 	var kept bool   // OnChunk handlers have it
 	recycle := func() {
 		if data != nil && !kept {
-			b := data[:0]
-			chunkBuffers.Put(&b)
+			select {
+			case s.spare <- data[:0]:
+			default:
+				b := data[:0]
+				chunkBuffers.Put(&b)
+			}
 		}
 	}
+	defer func() {
+		// deliver sends no more: the stream's buffers go to the pool.
+		for {
+			select {
+			case b := <-s.spare:
+				chunkBuffers.Put(&b)
+			default:
+				return
+			}
+		}
+	}()
 	for f := range s.flushes {
 		s.mu.Lock()
-		onChunk, onFlush, onError := s.onChunk, s.onFlush, s.onError
+		onChunk, onFlush, onError, segments := s.onChunk, s.onFlush, s.onError, s.segments
 		handlers := maps.Clone(s.handlers)
 		version := s.version
 		s.mu.Unlock()
@@ -362,8 +463,8 @@ func (s *Stream) run() {
 			live.Start(int(f.seq-1), 0)
 		}
 		data = f.data
-		if len(handlers) > 0 && !failed {
-			if err := dispatch(live, &f, handlers, version, &ev, &byID); err != nil {
+		if (len(handlers) > 0 || len(segments) > 0) && !failed {
+			if err := dispatch(live, &f, handlers, segments, version, &ev, &byID, &segs); err != nil {
 				failed = true
 				for _, fn := range onError {
 					fn(err)
@@ -386,23 +487,119 @@ func (s *Stream) run() {
 }
 
 // dispatch decodes the events of the flush f (in its scan ranges) that
-// have handlers (at version) and calls them; the others are skipped by
-// their size.
-func dispatch(live *jfr.LiveChunk, f *streamFlush, handlers map[string][]func(*jfr.Event), version int, ev *jfr.Event, byID *handlerTable) error {
+// have handlers (at version) and calls them, the others skipped by their
+// size; then it hands the segment handlers their records of f.
+func dispatch(live *jfr.LiveChunk, f *streamFlush, handlers map[string][]func(*jfr.Event), segments []segmentHandler, version int, ev *jfr.Event, byID *handlerTable, segs *segmentBuilder) error {
 	c, err := live.Extend(f.header[:], f.data)
 	if err != nil {
 		return fmt.Errorf("recorder: stream: %w", err)
 	}
-	if !byID.update(c.Metadata, handlers, version) {
-		return nil // no type with a handler in this chunk
-	}
-	loaded := false
-	for _, span := range f.scan {
-		if err := dispatchRange(live, span, c, &loaded, ev, byID); err != nil {
-			return err
+	if len(handlers) > 0 && byID.update(c.Metadata, handlers, version) {
+		loaded := false
+		for _, span := range f.scan {
+			if err := dispatchRange(live, span, c, &loaded, ev, byID); err != nil {
+				return err
+			}
 		}
 	}
+	for i, h := range segments {
+		seg, err := segs.build(live, c, f, i, h.keep, version)
+		if err != nil {
+			return err
+		}
+		h.fn(seg)
+	}
 	return nil
+}
+
+// segmentBuilder builds the segments OnSegment handlers get.
+type segmentBuilder struct {
+	md      *jfr.Metadata
+	version int       // of the handlers the sets were built for
+	kept    []typeSet // by handler: the event types it keeps
+	seg     Segment
+	recs    [256]jfr.Record
+}
+
+// build returns the segment of flush f for the i-th segment handler,
+// whose keep tells the event types it takes: f's records in its scan
+// ranges, but for the events of other types.
+func (b *segmentBuilder) build(live *jfr.LiveChunk, c *jfr.Chunk, f *streamFlush, i int, keep func(string) bool, version int) (*Segment, error) {
+	if c.Metadata != b.md || version != b.version {
+		b.md, b.version = c.Metadata, version
+		clear(b.kept)
+		b.kept = b.kept[:0]
+	}
+	for len(b.kept) <= i {
+		b.kept = append(b.kept, typeSet{})
+	}
+	set := &b.kept[i]
+	if !set.built {
+		for _, cl := range c.Metadata.EventTypes() {
+			if cl.ID >= 2 && keep(cl.Name) {
+				set.add(cl.ID)
+			}
+		}
+		set.built = true
+	}
+	seg := &b.seg
+	seg.Chunk, seg.Header, seg.Size = f.seq, f.header[:], int64(len(f.data))
+	clear(seg.Parts)
+	seg.Parts = seg.Parts[:0]
+	end := int64(-1) // of the last part
+	for _, span := range f.scan {
+		r := live.Reader(span[0], span[1])
+		for {
+			n, err := r.ReadRecords(b.recs[:])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("recorder: stream: %w", err)
+			}
+			for _, rec := range b.recs[:n] {
+				if rec.TypeID >= 2 && !set.has(rec.TypeID) {
+					continue
+				}
+				if rec.Offset == end {
+					p := &seg.Parts[len(seg.Parts)-1]
+					p.Data = f.data[p.Offset : end+rec.Size]
+				} else {
+					seg.Parts = append(seg.Parts, SegmentPart{Offset: rec.Offset, Data: f.data[rec.Offset : rec.Offset+rec.Size]})
+				}
+				end = rec.Offset + rec.Size
+			}
+		}
+	}
+	return seg, nil
+}
+
+// typeSet is a set of type ids.
+type typeSet struct {
+	built bool
+	small []bool // ids below maxSmallID
+	large map[int64]bool
+}
+
+func (t *typeSet) add(id int64) {
+	if id >= maxSmallID {
+		if t.large == nil {
+			t.large = map[int64]bool{}
+		}
+		t.large[id] = true
+		return
+	}
+	if int(id) >= len(t.small) {
+		t.small = append(t.small, make([]bool, int(id)+1-len(t.small))...)
+	}
+	t.small[id] = true
+}
+
+func (t *typeSet) has(id int64) bool {
+	if id >= 0 && id < int64(len(t.small)) {
+		return t.small[id]
+	}
+	return id >= maxSmallID && t.large[id]
 }
 
 // dispatchRange decodes and hands over the events with handlers among the
@@ -430,11 +627,15 @@ func dispatchRange(live *jfr.LiveChunk, span [2]int64, c *jfr.Chunk, loaded *boo
 				}
 				*loaded = true
 			}
-			if err := c.DecodeEvent(rec, ev); err != nil {
+			// The fields are decoded only if a handler asks for one.
+			if err := c.DecodeEventLazy(rec, ev); err != nil {
 				return fmt.Errorf("recorder: stream: %w", err)
 			}
 			for _, fn := range fns {
 				fn(ev)
+			}
+			if err := ev.Err(); err != nil {
+				return fmt.Errorf("recorder: stream: %w", err)
 			}
 		}
 	}

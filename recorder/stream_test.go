@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -261,5 +263,131 @@ func TestStreamLeavesOutUnhandled(t *testing.T) {
 	}
 	if c := st.copied.Load(); c > bench*4 {
 		t.Errorf("%d bytes copied for the stream; the %d bench.Event records are not to be", c, bench)
+	}
+}
+
+// TestStreamOnSegment: OnSegment handlers get each flush's metadata,
+// checkpoints and the events of the types they keep, at their offsets,
+// and none of the others; a reader rebuilding the chunks from the
+// segments (as ctl stream's client does, with jfr.LiveChunk) decodes
+// every kept event with its values.
+func TestStreamOnSegment(t *testing.T) {
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "bench.Event": {Enabled: Bool(true)}}
+	st := NewStream(WithSettings(only))
+	live := jfr.NewLiveChunk(&jfr.ReaderOptions{PerChunkClock: true})
+	var chunk uint64
+	var buf []byte
+	seen := map[int64]int{}
+	others, segments := 0, 0
+	var readErr error
+	read := func(seg *Segment) error {
+		if seg.Chunk != chunk {
+			chunk, buf = seg.Chunk, buf[:0]
+			live.Start(int(chunk-1), 0)
+		}
+		buf = append(buf, make([]byte, seg.Size-int64(len(buf)))...)
+		for _, p := range seg.Parts {
+			copy(buf[p.Offset:], p.Data)
+		}
+		c, err := live.Extend(seg.Header, buf)
+		if err != nil {
+			return err
+		}
+		if err := live.LoadConstants(); err != nil {
+			return err
+		}
+		var ev jfr.Event
+		for _, p := range seg.Parts {
+			r := live.Reader(p.Offset, p.Offset+int64(len(p.Data)))
+			for {
+				rec, err := r.ReadRecord()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				if rec.TypeID < 2 {
+					continue
+				}
+				if err := c.DecodeEvent(rec, &ev); err != nil {
+					return err
+				}
+				if ev.Type.Name != "test.Counted" {
+					others++
+					continue
+				}
+				n, _ := ev.Field("n")
+				s, _ := ev.Field("s")
+				if s.String() != "x" {
+					return fmt.Errorf("event %d: s = %q", n.Int(), s.String())
+				}
+				seen[n.Int()]++
+			}
+		}
+		return nil
+	}
+	st.OnSegment(func(name string) bool { return name == "test.Counted" }, func(seg *Segment) {
+		segments++
+		if err := read(seg); err != nil && readErr == nil {
+			readErr = err
+		}
+	})
+	st.OnError(func(err error) { t.Errorf("stream error: %v", err) })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for b := range 3 {
+		emitCounted(100, 100*b)
+		emitLoop(benchType, 10_000)
+		theSession.flushNow()
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if readErr != nil {
+		t.Fatalf("reading the segments: %v", readErr)
+	}
+	for i := range int64(300) {
+		if seen[i] != 1 {
+			t.Fatalf("event %d read %d times from %d segments", i, seen[i], segments)
+		}
+	}
+	if others != 0 {
+		t.Errorf("%d events of types not kept in the segments", others)
+	}
+}
+
+// TestStreamGrowsAroundHoles: a chunk buffer that grows past flushes whose
+// records were left out (holes, not copied again) still has the bytes
+// the stream reads: the events after each growth are handled with their
+// values.
+func TestStreamGrowsAroundHoles(t *testing.T) {
+	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "bench.Event": {Enabled: Bool(true)}}
+	st := NewStream(WithSettings(only))
+	st.lastChunk = 64 << 10 // grown at each flush below
+	got := map[int64]string{}
+	st.OnEvent("test.Counted", func(ev *jfr.Event) {
+		n, _ := ev.Field("n")
+		s, _ := ev.Field("s")
+		got[n.Int()] = s.String()
+	})
+	st.OnError(func(err error) { t.Errorf("stream error: %v", err) })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for b := range 4 {
+		emitLoop(benchType, 20_000) // a flush left out
+		theSession.flushNow()
+		emitCounted(50, 50*b)
+		theSession.flushNow()
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(200) {
+		if got[i] != "x" {
+			t.Fatalf("event %d: s = %q, want \"x\" (%d handled)", i, got[i], len(got))
+		}
 	}
 }

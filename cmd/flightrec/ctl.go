@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -294,7 +295,8 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// ctlStream prints the chunks the process streams until interrupted.
+// ctlStream prints the events of the segments the process streams until
+// interrupted: at each flush, the events it added, sorted by end time.
 func ctlStream(ctx context.Context, env *cli.Env, pid int, req ctlproto.Request, asJSON bool) error {
 	_, conn, err := ctlproto.Call(pid, req, ctlTimeout)
 	if err != nil {
@@ -307,8 +309,8 @@ func ctlStream(ctx context.Context, env *cli.Env, pid int, req ctlproto.Request,
 	if asJSON {
 		format = jfrtool.FormatJSONLines
 	}
-	opts := jfrtool.PrintOptions{Events: strings.Join(req.Events, ","), StackDepth: 5}
-	cache := jfr.NewMetadataCache()
+	pr := jfrtool.NewPartPrinter(env.Stdout, format, jfrtool.PrintOptions{Events: strings.Join(req.Events, ","), StackDepth: 5})
+	var sc streamedChunk
 	for {
 		kind, body, err := ctlproto.ReadFrame(conn, ctlproto.MaxFrame)
 		if err != nil {
@@ -327,9 +329,69 @@ func ctlStream(ctx context.Context, env *cli.Env, pid int, req ctlproto.Request,
 			}
 			continue
 		}
-		r := jfr.NewBytesReader(body, &jfr.ReaderOptions{MetadataCache: cache})
-		if err := jfrtool.Print(env.Stdout, r, format, opts); err != nil {
+		c, parts, err := sc.add(body)
+		if err == nil {
+			err = pr.Print(c, parts...)
+		}
+		if err != nil {
 			return fmt.Errorf("process %d: stream: %w", pid, err)
 		}
 	}
+}
+
+// streamedChunk is the chunk a stream's segments are adding to: its bytes
+// so far, those not sent left as holes, and what jfr.LiveChunk has read
+// of them, so that each segment's records are read once.
+type streamedChunk struct {
+	live  *jfr.LiveChunk
+	num   uint64 // the chunk's number, 0 before the first
+	buf   []byte
+	seg   ctlproto.Segment
+	parts []*jfr.Reader
+}
+
+// add takes a segment frame's body and returns the chunk as of it and a
+// reader of each part it added.
+func (sc *streamedChunk) add(body []byte) (*jfr.Chunk, []*jfr.Reader, error) {
+	seg := &sc.seg
+	if err := ctlproto.ParseSegment(body, seg); err != nil {
+		return nil, nil, err
+	}
+	if sc.live == nil {
+		// Each chunk's times are converted with its own header, as the
+		// service's stream reads them.
+		sc.live = jfr.NewLiveChunk(&jfr.ReaderOptions{PerChunkClock: true})
+	}
+	if seg.Chunk != sc.num {
+		if seg.Chunk < sc.num || seg.Chunk == 0 {
+			return nil, nil, fmt.Errorf("segment of chunk %d after chunk %d", seg.Chunk, sc.num)
+		}
+		sc.num = seg.Chunk
+		sc.live.Start(int(seg.Chunk-1), 0)
+		sc.buf = sc.buf[:0]
+	}
+	have := int64(len(sc.buf))
+	if seg.Size < have {
+		return nil, nil, fmt.Errorf("chunk %d: segment of %d bytes after %d", seg.Chunk, seg.Size, have)
+	}
+	if len(seg.Parts) > 0 && seg.Parts[0].Offset < have {
+		return nil, nil, fmt.Errorf("chunk %d, byte offset %d: a segment rewrites bytes sent before (up to %d)", seg.Chunk, seg.Parts[0].Offset, have)
+	}
+	sc.buf = slices.Grow(sc.buf, int(seg.Size-have))[:seg.Size]
+	clear(sc.buf[have:])
+	for _, p := range seg.Parts {
+		copy(sc.buf[p.Offset:], p.Data)
+	}
+	c, err := sc.live.Extend(seg.Header, sc.buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sc.live.LoadConstants(); err != nil {
+		return nil, nil, err
+	}
+	sc.parts = sc.parts[:0]
+	for _, p := range seg.Parts {
+		sc.parts = append(sc.parts, sc.live.Reader(p.Offset, p.Offset+int64(len(p.Data))))
+	}
+	return c, sc.parts, nil
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightrec/flightrec/internal/jfrtool"
 	"github.com/flightrec/flightrec/internal/testrec"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -538,6 +539,103 @@ func BenchmarkCtlCheck(b *testing.B) {
 		cmd.Env = append(os.Environ(), "FLIGHTREC_DEMO_NODE=1")
 		if out, err := cmd.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("name=bench")) {
 			b.Fatalf("%v\n%s", err, out)
+		}
+	}
+}
+
+// TestCtlStreamKeepsChunks streams from a service that writes a file
+// recording of its own: the stream gets the service's flush segments, so
+// while it runs the recording's chunks are not cut every second (the
+// stream's start and stop cut one each), and the events it prints are
+// those print shows of the file, values included.
+func TestCtlStreamKeepsChunks(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own.jfr")
+	s := startService(t, dir, "CTLSERVICE_OWN="+own)
+	pid := strconv.Itoa(s.pid)
+	outPath := filepath.Join(dir, "stream.out")
+	outFile, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := time.Now()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"ctl", pid, "stream", "--events", "Tick", "--json"}, outFile, os.Stderr)
+	}()
+	var first time.Duration
+	for time.Since(started) < 10*time.Second && first == 0 {
+		time.Sleep(20 * time.Millisecond)
+		if data, _ := os.ReadFile(outPath); bytes.Contains(data, []byte(`{"type":"app.Tick","values":{`)) {
+			first = time.Since(started)
+		}
+	}
+	if first == 0 || first > 2*time.Second {
+		t.Errorf("first streamed event after %v, want within 2 s", first)
+	}
+	time.Sleep(time.Until(started.Add(4500 * time.Millisecond)))
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("stream exit status %d after interrupt", code)
+	}
+	// The stream's recording is gone once "own" is the only one left.
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(ctl(t, pid, "check"), "Recording ") > 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream's recording is still there")
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // a flush of "own" after the stream's last events
+
+	data, err := os.ReadFile(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each chunk printed alone: a stream converts a chunk's times with its
+	// own header, as the JDK's streams do (jfr print, with the first
+	// chunk's, for all: a few nanoseconds apart).
+	var printed bytes.Buffer
+	r := jfr.NewBytesReader(data, nil)
+	chunks := 0
+	for {
+		c, err := r.NextChunk()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("%s: %v", own, err)
+		}
+		chunks++
+		one := data[c.Offset:min(c.Offset+c.Header.Size, int64(len(data)))]
+		if err := jfrtool.Print(&printed, jfr.NewBytesReader(one, nil), jfrtool.FormatJSONLines, jfrtool.PrintOptions{Events: "app.Tick", StackDepth: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Before the stream, during it, after it: with the stream cutting a
+	// chunk a second there were 6 or more.
+	if chunks > 3 {
+		t.Errorf("%s has %d chunks after a stream of 4.5 s, want at most 3", own, chunks)
+	}
+	inFile := map[string]bool{}
+	for line := range strings.Lines(printed.String()) {
+		inFile[line] = true
+	}
+	streamed, _ := os.ReadFile(outPath)
+	lines := strings.SplitAfter(string(streamed), "\n")
+	if len(lines) < 1000 {
+		t.Fatalf("%d events streamed in 4.5 s, want over 1000", len(lines))
+	}
+	for _, line := range lines[:len(lines)-1] {
+		if !inFile[line] {
+			seq := line[strings.Index(line, `"seq":`):]
+			seq = seq[:strings.IndexByte(seq, ',')+1]
+			for l := range inFile {
+				if strings.Contains(l, seq) {
+					t.Logf("print shows %q", l)
+				}
+			}
+			t.Fatalf("streamed event %q is not one print shows of %s", line, own)
 		}
 	}
 }

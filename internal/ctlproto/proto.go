@@ -10,18 +10,19 @@ import (
 )
 
 // Version is the protocol version; the agent refuses requests of another.
-const Version = 1
+// Version 2 streams flush segments (KindSegment), where 1 sent chunks.
+const Version = 2
 
 // Frame kinds.
 const (
-	KindJSON  = 'J'
-	KindChunk = 'C'
+	KindJSON    = 'J'
+	KindSegment = 'S' // a stream's flush segment (segment.go)
 )
 
 // Size limits of a frame's body.
 const (
 	MaxRequest = 64 << 10  // what the agent reads of a request
-	MaxFrame   = 256 << 20 // what a client accepts (a chunk of a stream)
+	MaxFrame   = 256 << 20 // what a client accepts (a segment of a stream)
 )
 
 // Commands.
@@ -118,7 +119,7 @@ func ReadFrame(r io.Reader, limit int) (kind byte, body []byte, err error) {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, nil, err
 	}
-	if hdr[0] != KindJSON && hdr[0] != KindChunk {
+	if hdr[0] != KindJSON && hdr[0] != KindSegment {
 		return 0, nil, fmt.Errorf("ctlproto: unknown frame kind %#x", hdr[0])
 	}
 	n := int64(binary.BigEndian.Uint32(hdr[1:]))

@@ -14,12 +14,12 @@ func TestFrames(t *testing.T) {
 	if err := WriteJSON(&buf, Request{Version: Version, Command: CmdCheck, Name: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	WriteFrame(&buf, KindChunk, []byte("FLR\x00"))
+	WriteFrame(&buf, KindSegment, []byte("FLR\x00"))
 	var req Request
 	if err := ReadJSON(&buf, MaxRequest, &req); err != nil || req.Command != CmdCheck || req.Name != "x" {
 		t.Fatalf("%+v %v", req, err)
 	}
-	if kind, body, err := ReadFrame(&buf, 4); err != nil || kind != KindChunk || string(body) != "FLR\x00" {
+	if kind, body, err := ReadFrame(&buf, 4); err != nil || kind != KindSegment || string(body) != "FLR\x00" {
 		t.Fatalf("%c %q %v", kind, body, err)
 	}
 	if _, _, err := ReadFrame(&buf, 4); err != io.EOF {

@@ -122,7 +122,6 @@ func (p *printer) maybeFlush() {
 }
 
 func (p *printer) run(r *jfr.Reader, em emitter) error {
-	var ev jfr.Event
 	for {
 		c, err := r.NextChunk()
 		if errors.Is(err, io.EOF) {
@@ -136,49 +135,105 @@ func (p *printer) run(r *jfr.Reader, em emitter) error {
 		}
 		p.setChunk(c)
 		p.recs = p.recs[:0]
-		var walkErr error
-		for !r.ChunkDone() {
-			n, err := r.ReadRecords(p.batch[:])
-			for _, rec := range p.batch[:n] {
-				if rec.TypeID == 0 || rec.TypeID == 1 {
-					continue
-				}
-				if cl := c.Metadata.Class(rec.TypeID); cl != nil && p.filter.accept(cl) {
-					p.recs = append(p.recs, sortRec{rec: rec})
-				}
-			}
-			if err != nil {
-				walkErr = err
-				break
-			}
-		}
-		// Like jfr, decode every event of the chunk before printing any:
-		// a corrupt event fails the chunk before its events are printed.
-		// An event before a broken record fails first, as it is earlier.
-		if err := endTimes(c, p.recs, min(runtime.GOMAXPROCS(0), maxWorkers)); err != nil {
+		if err := p.printChunk(c, em, p.collect(r, c)); err != nil {
 			return err
 		}
-		if walkErr != nil {
-			return walkErr
-		}
-		// jfr sorts a chunk's events by end time with a stable sort; the
-		// records were collected in file order.
-		p.recs, p.sortTmp = sortByEnd(p.recs, p.sortTmp)
-		if workers := min(runtime.GOMAXPROCS(0), maxWorkers); workers > 1 && len(p.recs) >= 4*batchEvents {
-			if err := p.renderParallel(c, em, workers); err != nil {
-				return err
+	}
+}
+
+// collect adds to p.recs the selected events of the rest of r's chunk c,
+// and returns the error that stopped the walk.
+func (p *printer) collect(r *jfr.Reader, c *jfr.Chunk) error {
+	for !r.ChunkDone() {
+		n, err := r.ReadRecords(p.batch[:])
+		for _, rec := range p.batch[:n] {
+			if rec.TypeID == 0 || rec.TypeID == 1 {
+				continue
 			}
-			continue
-		}
-		em.chunk(c)
-		for i := range p.recs {
-			if err := c.DecodeEvent(p.recs[i].rec, &ev); err != nil {
-				return err
+			if cl := c.Metadata.Class(rec.TypeID); cl != nil && p.filter.accept(cl) {
+				p.recs = append(p.recs, sortRec{rec: rec})
 			}
-			em.event(&ev)
-			p.maybeFlush()
+		}
+		if err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// printChunk prints the events of c in p.recs, sorted by end time; walkErr
+// is the error that ended their collection, returned after the events
+// before it are decoded.
+func (p *printer) printChunk(c *jfr.Chunk, em emitter, walkErr error) error {
+	// Like jfr, decode every event of the chunk before printing any:
+	// a corrupt event fails the chunk before its events are printed.
+	// An event before a broken record fails first, as it is earlier.
+	if err := endTimes(c, p.recs, min(runtime.GOMAXPROCS(0), maxWorkers)); err != nil {
+		return err
+	}
+	if walkErr != nil {
+		return walkErr
+	}
+	// jfr sorts a chunk's events by end time with a stable sort; the
+	// records were collected in file order.
+	p.recs, p.sortTmp = sortByEnd(p.recs, p.sortTmp)
+	if workers := min(runtime.GOMAXPROCS(0), maxWorkers); workers > 1 && len(p.recs) >= 4*batchEvents {
+		return p.renderParallel(c, em, workers)
+	}
+	em.chunk(c)
+	var ev jfr.Event
+	for i := range p.recs {
+		if err := c.DecodeEvent(p.recs[i].rec, &ev); err != nil {
+			return err
+		}
+		em.event(&ev)
+		p.maybeFlush()
+	}
+	return nil
+}
+
+// PartPrinter prints a chunk read in parts, as `ctl stream` gets them:
+// the records each flush added that the stream sends
+// (jfr.LiveChunk.Reader reads each part).
+type PartPrinter struct {
+	p  *printer
+	em emitter
+}
+
+// NewPartPrinter returns a PartPrinter writing to w in format f, which
+// is FormatPretty or FormatJSONLines (FormatJSON's document has no end
+// here).
+func NewPartPrinter(w io.Writer, f Format, opts PrintOptions) *PartPrinter {
+	p := &printer{w: w, opts: opts, filter: newFilter(opts.Events, opts.Categories), format: f}
+	em := newEmitter(p, f)
+	em.begin()
+	return &PartPrinter{p: p, em: em}
+}
+
+// Print writes the selected events the readers read, all of them records
+// of chunk c, as Print writes a chunk's: sorted together by end time.
+func (pp *PartPrinter) Print(c *jfr.Chunk, parts ...*jfr.Reader) error {
+	p := pp.p
+	p.setChunk(c)
+	p.recs = p.recs[:0]
+	var walkErr error
+	for _, r := range parts {
+		if _, err := r.NextChunk(); err != nil {
+			if errors.Is(err, io.EOF) {
+				continue
+			}
+			walkErr = err
+			break
+		}
+		if walkErr = p.collect(r, c); walkErr != nil {
+			break
+		}
+	}
+	err := p.printChunk(c, pp.em, walkErr)
+	if ferr := p.flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // Parallel rendering of a large chunk: batches of sorted events go round
