@@ -433,7 +433,7 @@ func (r *Reader) ReadRecords(dst []Record) (int, error) {
 // without allocating.
 type Event struct {
 	Type   *Class
-	Fields []Value // in the order of Type.Fields
+	Fields []Value // in the order of Type.Fields; nil, until Values or Field is called, for an event DecodeEventLazy prepared
 	Chunk  *Chunk
 	Offset int64 // byte offset of the record in the file
 	Size   int64 // bytes, including the size field
