@@ -44,8 +44,9 @@ import (
 //
 // A chunk header lies within one page, so that rewriting it never tears
 // (Linux copies a write page by page): a chunk that would start in the
-// last 67 bytes of a page starts at the next one, after a small filler
-// that ends the chunk before it (padFor). A 6-byte write that switches a
+// last 67 bytes of a page starts at the next one, after a small empty
+// checkpoint record (readers skip it) that ends the chunk before it
+// (padFor). A 6-byte write that switches a
 // filler header can still straddle a page boundary (when the data ends in
 // the last 5 bytes of a page) and so in principle tear; moving a
 // segment's start there would move the chunk offsets its writer computed.
@@ -90,7 +91,7 @@ func createFileSink(path string) (*fileSink, error) {
 	return &fileSink{f: f}, nil
 }
 
-// padFor returns the size of the filler that goes between a chunk's data
+// padFor returns the size of the record that goes between a chunk's data
 // ending at e and the next chunk, so that the next chunk's header lies
 // within one page: 0, or 2 to 67 bytes.
 func padFor(e int64) int64 {

@@ -156,11 +156,12 @@ func TestKilledAtEveryWrite(t *testing.T) {
 				want = m.events
 			}
 		}
+		if dir := os.Getenv("FLIGHTREC_KILLED_STATES"); dir != "" {
+			// For checking the states with other readers by hand.
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("state-%04d-%d-%s.jfr", st.op, st.n, strings.ReplaceAll(st.kind, " ", "-"))), data, 0o644)
+		}
 		got, err := countCounted(data)
 		if err != nil {
-			if dir := os.Getenv("FLIGHTREC_KILLED_STATES"); dir != "" {
-				os.WriteFile(filepath.Join(dir, "failed.jfr"), data, 0o644)
-			}
 			t.Fatalf("killed in operation %d of %d (%s, %d bytes of it done): %v", st.op, len(log.ops), st.kind, st.n, err)
 		}
 		if got < want || got > final {
