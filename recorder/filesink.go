@@ -58,7 +58,8 @@ type fileSink struct {
 	opened bool  // a chunk has been written
 	hdr    [jfr.HeaderSize]byte
 	buf    []byte
-	pages  []byte // reservation pages to write
+	pages  []byte    // reservation pages to write,
+	pclock jfr.Clock // stamped with this clock
 }
 
 // sinkFile is what fileSink needs of an *os.File.
@@ -78,7 +79,7 @@ const (
 // growth is how much the reservation grows by beyond what a segment needs
 // (tests lower it). Growing writes it (as reservation pages) where a
 // sparse extension would not, and Close writes what is left of it again.
-var growth int64 = 4 << 20
+var growth int64 = 1 << 20
 
 // createFile opens a recording's file; tests replace it to inject faults.
 var createFile = func(path string) (sinkFile, error) { return os.Create(path) }
@@ -175,7 +176,12 @@ func (s *fileSink) writePages(off, end int64) error {
 	if off >= end {
 		return nil
 	}
-	s.pages = jfr.AppendReservation(s.pages[:0], s.clock(), int(min(pageRun, (end-off)/jfr.ReservePage)))
+	// The pages are built once per chunk (they carry its clock) and
+	// written as often as needed.
+	if c := s.clock(); c != s.pclock || len(s.pages) == 0 {
+		s.pages = jfr.AppendReservation(s.pages[:0], c, pageRun)
+		s.pclock = c
+	}
 	for off < end {
 		b := s.pages[:min(int64(len(s.pages)), end-off)]
 		if _, err := s.f.WriteAt(b, off); err != nil {
