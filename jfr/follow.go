@@ -116,9 +116,9 @@ func (fw *follower) run() error {
 			}
 			continue
 		}
-		// A chunk follows, unless the bytes after this one are a hole: a
+		// A chunk follows, unless the bytes after this one are reserved: a
 		// writer extending the file to write more of this chunk there.
-		next := h.Finished() && fileSize > end && !fw.hole(end)
+		next := h.Finished() && fileSize > end && !fw.reserved(end)
 		final := h.Finished() && !next && h.Flags&FlagFinalChunk != 0 && time.Since(quietSince) >= fw.opts.finalGrace()
 		if hb != last || next || final {
 			if hb != last {
@@ -210,12 +210,14 @@ func (o *FollowOptions) readerOptions() *ReaderOptions {
 	return o.Reader
 }
 
-// hole tells whether the 4 bytes at off, where a chunk's magic would be,
-// are zeros.
-func (fw *follower) hole(off int64) bool {
-	var b [4]byte
+// reserved tells whether the bytes at off, where a chunk would start, are
+// a hole (zeros where its magic would be) or a reservation page
+// (IsReservation): a writer extending the file to write more of the chunk
+// before there.
+func (fw *follower) reserved(off int64) bool {
+	var b [128]byte
 	n, _ := fw.f.ReadAt(b[:], off)
-	return n == len(b) && b == [4]byte{}
+	return n >= 4 && [4]byte(b[:4]) == [4]byte{} || IsReservation(b[:n])
 }
 
 func (fw *follower) wait() error {

@@ -19,6 +19,9 @@ func loadRecording(b *testing.B, body func() int64) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		dir = b.TempDir()
 	}
+	if d := os.Getenv("FLIGHTREC_BENCH_DIR"); d != "" {
+		dir = d // a disk rather than tmpfs
+	}
 	path := filepath.Join(dir, "flightrec-bench.jfr")
 	defer os.Remove(path)
 	rec, err := Start(WithFile(path), WithSettings(Settings{

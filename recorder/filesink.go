@@ -3,6 +3,7 @@ package recorder
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/flightrec/flightrec/jfr"
@@ -30,16 +31,25 @@ import (
 //     "FLR\0" there, which readers of the previous chunk take as a record
 //     of 70 bytes they skip (jfr.FillerType's comment), followed by the new
 //     chunk's records; the last shrinks the previous chunk to its data.
-//   - Only growing the reservation has a moment when the file is not
-//     readable, between extending the file and rewriting the header: it
-//     grows by at least 64 MiB at a time (a sparse hole until written),
-//     so that the moment comes once per several default-sized chunks.
+//   - The file grows only by writing reservation pages after its end
+//     (jfr.AppendReservation): page-aligned chunks, each complete and
+//     empty, so that a write the kill cuts short (Linux cuts one only at
+//     page boundaries) leaves whole chunks after the current one. Then the
+//     chunk header is extended over them (read as its records, readers
+//     skip them), then the filler's header, so the pages become filler.
+//   - Close drops the reservation the same way: it becomes a small empty
+//     chunk (jfr.AppendReserved) and pages, written inside the filler and
+//     switched in by writing the small chunk's magic; then the header
+//     shrinks the chunk to its data, and the file is truncated there.
 //
-// Headers and filler headers are written in one write each; Linux cuts a
-// write short on SIGKILL only between pages, so one straddling a page
-// boundary could in principle tear.
-//
-// At Close the last chunk is shrunk to its data and the file truncated.
+// A chunk header lies within one page, so that rewriting it never tears
+// (Linux copies a write page by page): a chunk that would start in the
+// last 67 bytes of a page starts at the next one, after a small empty
+// checkpoint record (readers skip it) that ends the chunk before it
+// (padFor). A 6-byte write that switches a
+// filler header can still straddle a page boundary (when the data ends in
+// the last 5 bytes of a page) and so in principle tear; moving a
+// segment's start there would move the chunk offsets its writer computed.
 type fileSink struct {
 	f      sinkFile
 	start  int64 // offset of the chunk being written (or last written)
@@ -48,6 +58,8 @@ type fileSink struct {
 	opened bool  // a chunk has been written
 	hdr    [jfr.HeaderSize]byte
 	buf    []byte
+	pages  []byte    // reservation pages to write,
+	pclock jfr.Clock // stamped with this clock
 }
 
 // sinkFile is what fileSink needs of an *os.File.
@@ -58,10 +70,16 @@ type sinkFile interface {
 }
 
 const (
-	fillerHeaderSize = 6
+	fillerHeaderSize = jfr.FillerHeaderSize
 	maxFiller        = 1<<28 - 1 // its size is a 4-byte varint and a zero byte
-	minGrowth        = 64 << 20
+	// pageRun is the most reservation pages one write carries.
+	pageRun = 256
 )
+
+// growth is how much the reservation grows by beyond what a segment needs
+// (tests lower it). Growing writes it (as reservation pages) where a
+// sparse extension would not, and Close writes what is left of it again.
+var growth int64 = 1 << 20
 
 // createFile opens a recording's file; tests replace it to inject faults.
 var createFile = func(path string) (sinkFile, error) { return os.Create(path) }
@@ -74,34 +92,48 @@ func createFileSink(path string) (*fileSink, error) {
 	return &fileSink{f: f}, nil
 }
 
-// putFiller writes the header of a filler record of n bytes (n >=
-// fillerHeaderSize): its size as a 5-byte varint whose last byte is 0,
-// then the type, so that bytes 4 and 5 are 0, 2: a chunk header's major
-// version.
-func putFiller(b []byte, n int64) {
-	b[0] = byte(n) | 0x80
-	b[1] = byte(n>>7) | 0x80
-	b[2] = byte(n>>14) | 0x80
-	b[3] = byte(n>>21) | 0x80
-	b[4] = 0
-	b[5] = jfr.FillerType
+// padFor returns the size of the record that goes between a chunk's data
+// ending at e and the next chunk, so that the next chunk's header lies
+// within one page: 0, or 2 to 67 bytes.
+func padFor(e int64) int64 {
+	r := jfr.ReservePage - e%jfr.ReservePage
+	switch {
+	case r >= jfr.HeaderSize:
+		return 0
+	case r == 1:
+		return 2
+	}
+	return r
 }
 
-// layoutSegment gathers seg's bytes into s.buf, followed by the header of
-// a filler up to resEnd if room is left, for a segment written at off.
-func (s *fileSink) layoutSegment(seg segment, off int64) []byte {
+// alignUp rounds n up to a multiple of the reservation page.
+func alignUp(n int64) int64 {
+	return (n + jfr.ReservePage - 1) / jfr.ReservePage * jfr.ReservePage
+}
+
+// layoutSegment gathers into s.buf a filler of pad bytes (if pad > 0),
+// seg's bytes, and the header of a filler up to resEnd if room is left,
+// for a segment written at off.
+func (s *fileSink) layoutSegment(seg segment, off, pad int64) []byte {
 	// Pinned, in steps, as the flusher's other work (steps.go).
 	st := newSteps()
 	st.begin()
 	defer st.end()
 	b := s.buf[:0]
+	if pad > 0 {
+		// An empty checkpoint record, as after a streamed chunk's header:
+		// readers skip it, and jfr summary counts it as a checkpoint
+		// rather than as a record of an unknown type.
+		b = append(b, byte(pad), 1)
+		b = append(b, make([]byte, pad-2)...)
+	}
 	for _, p := range seg.parts {
 		b = append(b, p...)
 		st.point()
 	}
 	if rest := s.resEnd - off - int64(len(b)); rest > 0 {
 		var fh [fillerHeaderSize]byte
-		putFiller(fh[:], rest)
+		jfr.PutFillerHeader(fh[:], rest)
 		b = append(b, fh[:]...)
 	}
 	s.buf = b
@@ -115,19 +147,60 @@ func (s *fileSink) fits(n int64) bool {
 	return rest == n || (rest >= n+fillerHeaderSize && rest-n <= maxFiller)
 }
 
-// grow extends the reservation so that n bytes fit.
+// grow extends the reservation so that n bytes fit: it writes reservation
+// pages after the file's end, extends the chunk over them, then its
+// filler.
 func (s *fileSink) grow(n int64) error {
-	newEnd := s.end + n + fillerHeaderSize + max(minGrowth, n)
-	if err := s.f.Truncate(newEnd); err != nil {
+	newEnd := alignUp(s.end + n + fillerHeaderSize + growth)
+	if newEnd-s.end > maxFiller {
+		return fmt.Errorf("internal error: a segment of %d bytes is larger than a filler can reserve", n)
+	}
+	if err := s.writePages(s.resEnd, newEnd); err != nil {
+		return err
+	}
+	if err := s.writeHeader(newEnd - s.start); err != nil {
 		return err
 	}
 	var fh [fillerHeaderSize]byte
-	putFiller(fh[:], newEnd-s.end)
+	jfr.PutFillerHeader(fh[:], newEnd-s.end)
 	if _, err := s.f.WriteAt(fh[:], s.end); err != nil {
 		return err
 	}
 	s.resEnd = newEnd
-	return s.writeHeader(s.resEnd - s.start)
+	return nil
+}
+
+// writePages writes reservation pages from off to end, both multiples of
+// jfr.ReservePage, stamped with the current chunk's clock.
+func (s *fileSink) writePages(off, end int64) error {
+	if off >= end {
+		return nil
+	}
+	// The pages are built once per chunk (they carry its clock) and
+	// written as often as needed.
+	if c := s.clock(); c != s.pclock || len(s.pages) == 0 {
+		s.pages = jfr.AppendReservation(s.pages[:0], c, pageRun)
+		s.pclock = c
+	}
+	for off < end {
+		b := s.pages[:min(int64(len(s.pages)), end-off)]
+		if _, err := s.f.WriteAt(b, off); err != nil {
+			return err
+		}
+		off += int64(len(b))
+	}
+	return nil
+}
+
+// clock returns the current chunk's clock, which the reservation's
+// chunks take.
+func (s *fileSink) clock() jfr.Clock {
+	be := binary.BigEndian
+	return jfr.Clock{
+		StartNanos:     int64(be.Uint64(s.hdr[32:])),
+		StartTicks:     int64(be.Uint64(s.hdr[48:])),
+		TicksPerSecond: int64(be.Uint64(s.hdr[56:])),
+	}
 }
 
 // setSize sets the size in chunk header h, and marks the chunk as the
@@ -157,34 +230,40 @@ func (s *fileSink) write(seg segment) error {
 		if !seg.first {
 			return errors.New("internal error: a chunk's first segment is missing")
 		}
-		s.resEnd = n + fillerHeaderSize + minGrowth
-		b := s.layoutSegment(seg, 0)
-		copy(s.hdr[:], seg.header)
+		s.resEnd = alignUp(n)
+		if rest := s.resEnd - n; rest > 0 && rest < fillerHeaderSize {
+			s.resEnd += jfr.ReservePage
+		}
+		b := s.layoutSegment(seg, 0, 0)
+		b = append(b, make([]byte, s.resEnd-int64(len(b)))...) // the filler's body: the file ends at resEnd
 		setSize(b, s.resEnd, true)
 		if _, err := s.f.WriteAt(b, 0); err != nil {
 			return err
 		}
-		if err := s.f.Truncate(s.resEnd); err != nil {
-			return err
-		}
 		s.opened, s.start, s.end = true, 0, n
+		copy(s.hdr[:], b[:jfr.HeaderSize])
 		return nil
 	case n == 0:
 		copy(s.hdr[:], seg.header)
 		return s.writeHeader(s.resEnd - s.start)
 	}
-	if !s.fits(n) {
-		if err := s.grow(n); err != nil {
+	var pad int64
+	if seg.first {
+		pad = padFor(s.end)
+	}
+	if !s.fits(pad + n) {
+		if err := s.grow(pad + n); err != nil {
 			return err
 		}
 	}
 	at := s.end
-	b := s.layoutSegment(seg, at)
+	b := s.layoutSegment(seg, at, pad)
 	if seg.first {
-		if b[4] != 0 || b[5] != jfr.FillerType {
+		h := b[pad:]
+		if pad == 0 && (h[4] != 0 || h[5] != jfr.FillerType) {
 			return errors.New("internal error: a chunk header does not match the filler")
 		}
-		setSize(b, s.resEnd-at, true)
+		setSize(h, s.resEnd-at-pad, true)
 	}
 	if _, err := s.f.WriteAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
 		return err
@@ -192,33 +271,64 @@ func (s *fileSink) write(seg segment) error {
 	if _, err := s.f.WriteAt(b[:fillerHeaderSize], at); err != nil {
 		return err
 	}
-	s.end = at + n
+	s.end = at + pad + n
 	if seg.first {
 		// The previous chunk ends where this one starts, and is no longer
 		// the last.
-		setSize(s.hdr[:], at-s.start, false)
+		setSize(s.hdr[:], at+pad-s.start, false)
 		if _, err := s.f.WriteAt(s.hdr[:], s.start); err != nil {
 			return err
 		}
-		s.start = at
-		copy(s.hdr[:], b[:jfr.HeaderSize])
+		s.start = at + pad
+		copy(s.hdr[:], b[pad:pad+jfr.HeaderSize])
 		return nil
 	}
 	copy(s.hdr[:], seg.header)
 	return s.writeHeader(s.resEnd - s.start)
 }
 
-// close shrinks the last chunk to its data, drops the reservation and
-// closes the file.
+// close shrinks the last chunk to its data and closes the file. The
+// reservation past the data becomes a chunk (jfr.AppendReserved) and
+// pages, switched in by a 6-byte write as a new chunk is; then the
+// header shrinks the last chunk to its data, and the file is truncated
+// there.
 func (s *fileSink) close() error {
 	var err error
 	if s.opened && s.resEnd > s.end {
-		if err = s.writeHeader(s.end - s.start); err == nil {
-			err = s.f.Truncate(s.end)
-		}
+		err = s.dropReservation()
 	}
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+func (s *fileSink) dropReservation() error {
+	cut := alignUp(s.end + jfr.ReservedMinSize)
+	if cut > s.resEnd {
+		// The data ends less than a small chunk before the file: make
+		// room for one.
+		if err := s.grow(jfr.ReservedMinSize); err != nil {
+			return err
+		}
+		cut = alignUp(s.end + jfr.ReservedMinSize)
+	}
+	if err := s.writePages(cut, s.resEnd); err != nil {
+		return err
+	}
+	b := jfr.AppendReserved(s.buf[:0], s.clock(), int(cut-s.end))
+	s.buf = b
+	if b[4] != 0 || b[5] != jfr.FillerType {
+		return errors.New("internal error: a chunk header does not match the filler")
+	}
+	if _, err := s.f.WriteAt(b[fillerHeaderSize:], s.end+fillerHeaderSize); err != nil {
+		return err
+	}
+	if _, err := s.f.WriteAt(b[:fillerHeaderSize], s.end); err != nil {
+		return err
+	}
+	if err := s.writeHeader(s.end - s.start); err != nil {
+		return err
+	}
+	return s.f.Truncate(s.end)
 }

@@ -150,13 +150,18 @@ var ContentTags = map[string][2]string{
 var FrameTypes = []string{0: "Interpreted", 1: "JIT compiled", 2: "Inlined", 3: "Native"}
 
 // Ids of the types declared outside this table: FirstUserID up to
-// BuiltinFirst-1, then from BuiltinEnd on; the built-in ids lie in
-// [BuiltinFirst, BuiltinEnd). The first 108 user types get ids below 128,
-// one byte in a record's header.
+// BuiltinFirst-1, then from BuiltinEnd on, but MagicTypeID; the built-in
+// ids lie in [BuiltinFirst, BuiltinEnd). The first 107 user types get ids
+// below 128, one byte in a record's header.
 const (
 	FirstUserID  = 20
 	BuiltinFirst = 1000
 	BuiltinEnd   = 2000
+	// MagicTypeID is the type of a chunk header read as a record ("FLR\0":
+	// 70 bytes of type 'L'), which a writer keeping its file readable
+	// leaves inside the chunk before it for a while (jfr.FillerType's
+	// comment): no event type may have it.
+	MagicTypeID = 'L'
 )
 
 // UserID returns the id of the n-th (from 0) type declared outside the
@@ -164,6 +169,9 @@ const (
 // alike.
 func UserID(n int) int64 {
 	id := FirstUserID + int64(n)
+	if id >= MagicTypeID {
+		id++
+	}
 	if id >= BuiltinFirst {
 		id += BuiltinEnd - BuiltinFirst
 	}

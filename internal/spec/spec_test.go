@@ -121,13 +121,13 @@ func TestUserID(t *testing.T) {
 	seen := map[int64]bool{}
 	for n := range 3000 {
 		id := UserID(n)
-		if id < FirstUserID || (id >= BuiltinFirst && id < BuiltinEnd) || seen[id] {
+		if id < FirstUserID || (id >= BuiltinFirst && id < BuiltinEnd) || id == MagicTypeID || seen[id] {
 			t.Fatalf("UserID(%d) = %d: reserved or repeated", n, id)
 		}
 		seen[id] = true
 	}
-	if UserID(107) != 127 {
-		t.Errorf("UserID(107) = %d: the first 108 user types should get one-byte ids", UserID(107))
+	if UserID(106) != 127 {
+		t.Errorf("UserID(106) = %d: the first 107 user types should get one-byte ids", UserID(106))
 	}
 }
 
