@@ -109,6 +109,9 @@ type Generation struct {
 	Events     []Event
 	// Goroutines names the goroutines the events refer to.
 	Goroutines map[trace.GoID]string
+	// Threads is which goroutine ran on which thread, with
+	// Options.ThreadTimeline.
+	Threads ThreadTimeline
 }
 
 // Options configures a Converter. The zero value converts every kind with
@@ -124,6 +127,9 @@ type Options struct {
 	// 0): a recorder that traces its own process numbers cycles as
 	// runtime.MemStats.NumGC does.
 	FirstGCID uint64
+	// ThreadTimeline fills each Generation's Threads: a recorder that
+	// samples its threads itself gives the samples their goroutine.
+	ThreadTimeline bool
 }
 
 // Converter turns trace events into JDK events, generation by generation.
@@ -143,6 +149,7 @@ type Converter struct {
 	nextSP    uint64
 	procs     int32
 	gen       Generation
+	tl        *timeline // with Options.ThreadTimeline
 	sawSync   bool
 	lastTime  trace.Time
 	converted [NumKinds]int
@@ -187,6 +194,9 @@ func NewConverter(o Options) *Converter {
 			c.threshold[k].Store(int64(t))
 		}
 	}
+	if o.ThreadTimeline {
+		c.tl = newTimeline()
+	}
 	if !o.Anchor.IsZero() {
 		c.off = o.Anchor.UnixNano()
 	}
@@ -222,6 +232,9 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 		return err
 	}
 	gens, sawEvent := 0, false
+	if c.tl != nil {
+		c.tl.reset()
+	}
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
@@ -249,6 +262,9 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 				c.offKnown = true
 				c.gen.Start = c.wall(ev.Time())
 			}
+			if c.tl != nil {
+				c.tl.sync(ev.Time(), ev.Sync().ClockSnapshot)
+			}
 			continue
 		}
 		sawEvent = true
@@ -261,7 +277,10 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 }
 
 func (c *Converter) flush(emit func(*Generation) error) error {
-	if len(c.gen.Events) == 0 {
+	if c.tl != nil {
+		c.tl.end(&c.gen.Threads, c.lastTime)
+	}
+	if len(c.gen.Events) == 0 && len(c.gen.Threads.Running) == 0 {
 		return nil // the trace's last sync, or a generation with nothing to convert
 	}
 	c.gen.End = c.wall(c.lastTime)
@@ -276,6 +295,7 @@ func (c *Converter) flush(emit func(*Generation) error) error {
 	err := emit(&c.gen)
 	c.gen.Events = c.gen.Events[:0]
 	clear(c.gen.Goroutines)
+	c.gen.Threads = ThreadTimeline{Running: c.gen.Threads.Running[:0]}
 	return err
 }
 
@@ -324,6 +344,9 @@ func (c *Converter) state(g trace.GoID) *gState {
 func (c *Converter) goTransition(ev *trace.Event, st *trace.StateTransition) {
 	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
+	if c.tl != nil {
+		c.tl.transition(&c.gen.Threads, ev.Thread(), g, from, to, ev.Time())
+	}
 	switch {
 	case from == trace.GoNotExist && to != trace.GoNotExist:
 		s := c.state(g)
