@@ -44,8 +44,19 @@ var runtimeTypeNames = []string{"jdk.GarbageCollection", "jdk.GCPhasePause", "jd
 
 type cpuSample struct {
 	ticks int64
-	pcs   []uintptr
+	mono  int64 // CLOCK_MONOTONIC ns
+	tid   int32 // the OS thread sampled
+	// g is the goroutine that ran on the thread then, from the execution
+	// tracer: unknownGoroutine without the tracer, noGoroutine if none
+	// ran (the scheduler, GC workers, idle).
+	g   int64
+	pcs []uintptr
 }
+
+const (
+	unknownGoroutine = 0
+	noGoroutine      = -1
+)
 
 type runtimeEvents struct {
 	ss   *session
@@ -160,7 +171,12 @@ func (rt *runtimeEvents) readSamples() {
 		return
 	}
 	n := len(rt.samples)
-	rt.samples = rt.sampler.read(rt.samples)
+	if t := rt.tracer; t != nil && t.samples != nil {
+		// They wait for the trace to say which goroutines ran.
+		rt.samples = append(rt.samples, t.resolveSamples(rt.sampler.read(nil), rt.sampler.readMono, false)...)
+	} else {
+		rt.samples = rt.sampler.read(rt.samples)
+	}
 	if len(rt.samples) > maxSamples {
 		rt.sampler.lost += uint64(len(rt.samples) - max(n, maxSamples))
 		rt.samples = rt.samples[:max(n, maxSamples)]

@@ -83,6 +83,9 @@ type tracer struct {
 	totalLost  int64
 	drops      int
 	status     string // why the tracer stopped, if it did
+	// samples gives CPU samples their goroutine while jdk.ExecutionSample
+	// is enabled; nil otherwise.
+	samples *sampleGoroutines
 }
 
 // startTracer starts the execution tracer and its converter with the
@@ -93,7 +96,11 @@ func startTracer(m map[string]resolved) (*tracer, error) {
 	t := &tracer{stop: make(chan struct{}), watched: make(chan struct{})}
 	off := map[gotrace.Kind]time.Duration{gotrace.ExecutionSample: -1, gotrace.MarkAssist: -1, gotrace.NetworkWait: -1}
 	t.firstGC = uint64(ms.NumGC) + 1
-	t.conv = gotrace.NewConverter(gotrace.Options{Thresholds: off, FirstGCID: t.firstGC})
+	_, sampled := m["jdk.ExecutionSample"]
+	if sampled {
+		t.samples = newSampleGoroutines()
+	}
+	t.conv = gotrace.NewConverter(gotrace.Options{Thresholds: off, FirstGCID: t.firstGC, ThreadTimeline: sampled})
 	t.apply(m)
 	if err := t.start(); err != nil {
 		return nil, err
@@ -148,6 +155,9 @@ func (t *tracer) take(g *gotrace.Generation) error {
 	t.pending = append(t.pending, g.Events[:n]...)
 	t.lostEvents += int64(len(g.Events) - n)
 	t.lastEnd, t.emittedAt = max(t.lastEnd, g.End), t.read.Load()
+	if t.samples != nil {
+		t.samples.add(g.Threads)
+	}
 	t.mu.Unlock()
 	if slowConverter != nil {
 		slowConverter()
@@ -191,6 +201,9 @@ func (t *tracer) drop() bool {
 	t.lostBytes += lost
 	t.totalLost += lost
 	t.drops++
+	if t.samples != nil {
+		t.samples.restarted = true // the samples until the next generation go too
+	}
 	t.mu.Unlock()
 	if err := t.start(); err != nil {
 		// The program took the tracer meanwhile: leave it to it.
@@ -397,6 +410,12 @@ func (rt *runtimeEvents) stopTracer() {
 		return
 	}
 	rt.tracer.close()
+	if rt.tracer.samples != nil {
+		// The trace is converted to its end: every sample taken so far
+		// finds its goroutine, or is after the trace.
+		rt.readSamples()
+		rt.samples = append(rt.samples, rt.tracer.resolveSamples(nil, 0, true)...)
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rt.tracedGCs[1] = ms.NumGC
