@@ -114,10 +114,7 @@ func (rt *runtimeEvents) close() {
 	rt.mu.Lock()
 	rt.stopSampler()
 	rt.stopTracer()
-	if rt.flight != nil {
-		rt.flight.fr.Stop()
-		rt.flight = nil
-	}
+	rt.stopFlight()
 	rt.mu.Unlock()
 }
 
@@ -171,10 +168,14 @@ func (rt *runtimeEvents) readSamples() {
 		return
 	}
 	n := len(rt.samples)
-	if t := rt.tracer; t != nil && t.samples != nil {
-		// They wait for the trace to say which goroutines ran.
+	// They wait for the trace to say which goroutines ran: the stream's,
+	// or a ring's dump of the flight recorder.
+	switch t, f := rt.tracer, rt.flight; {
+	case t != nil && t.samples != nil:
 		rt.samples = append(rt.samples, t.resolveSamples(rt.sampler.read(nil), rt.sampler.readMono, false)...)
-	} else {
+	case f != nil && (f.samples || len(f.held) > 0):
+		rt.samples = append(rt.samples, f.hold(rt.sampler.read(nil), rt.sampler.readMono)...)
+	default:
 		rt.samples = rt.sampler.read(rt.samples)
 	}
 	if len(rt.samples) > maxSamples {

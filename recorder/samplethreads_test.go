@@ -44,20 +44,51 @@ func TestSamplesCarryGoroutines(t *testing.T) {
 	if !samplesExpected(t) {
 		t.Skip("no CPU samples here")
 	}
-	gids := make([]uint64, len(busyFuncs))
-	data := recordProfile(t, func() {
-		var wg sync.WaitGroup
-		for i, f := range []func(time.Duration) int{busyA, busyB, busyC} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				gids[i] = uint64(event.CurrentGoroutine())
-				f(1500 * time.Millisecond)
-			}()
-		}
-		wg.Wait()
-	})
+	var gids []uint64
+	data := recordProfile(t, func() { gids = runBusy() })
+	checkRecordingSamples(t, data, gids)
+}
 
+// TestSamplesCarryGoroutinesRing: in a ring, the samples wait for a dump,
+// which gives them their goroutine from the flight recorder's window.
+func TestSamplesCarryGoroutinesRing(t *testing.T) {
+	if !samplesExpected(t) {
+		t.Skip("no CPU samples here")
+	}
+	prof, _ := Preset("profile")
+	rec, err := Start(WithRing(16<<20, 0), WithSettings(prof))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gids := runBusy()
+	data := dumped(t, rec)
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	checkRecordingSamples(t, data, gids)
+}
+
+// runBusy runs busyA, busyB and busyC on goroutines of their own for 1.5 s
+// and returns the goroutines' ids.
+func runBusy() []uint64 {
+	gids := make([]uint64, len(busyFuncs))
+	var wg sync.WaitGroup
+	for i, f := range []func(time.Duration) int{busyA, busyB, busyC} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gids[i] = uint64(event.CurrentGoroutine())
+			f(1500 * time.Millisecond)
+		}()
+	}
+	wg.Wait()
+	return gids
+}
+
+// checkRecordingSamples checks the CPU samples of a recording of runBusy,
+// read by our reader and by jfr print --json.
+func checkRecordingSamples(t *testing.T, data []byte, gids []uint64) {
+	t.Helper()
 	var ours []sampledGoroutine
 	threadStarts := 0
 	eachEvent(t, data, func(ev *jfr.Event) {
@@ -226,5 +257,22 @@ func TestSampleGoroutinesDroppedTrace(t *testing.T) {
 	out, lost = s.resolve(nil, 0, true)
 	if lost != 0 || len(out) != 1 || out[0].g != unknownGoroutine {
 		t.Errorf("after the trace stopped: %d lost, %+v (want one sample of no known goroutine)", lost, out)
+	}
+}
+
+// TestFlightHold: a ring's samples wait for a dump only flightHold; older
+// ones, and all once samples are no longer wanted, go to the ring as they
+// are (no goroutine known), none lost.
+func TestFlightHold(t *testing.T) {
+	f := &flightTracer{samples: true}
+	hold := flightHold.Nanoseconds()
+	now := 3 * hold
+	old := f.hold([]cpuSample{{mono: now - hold - 1}, {mono: now - hold + 1}, {mono: now}}, now)
+	if len(old) != 1 || old[0].mono != now-hold-1 || len(f.held) != 2 {
+		t.Fatalf("%d released (want the one older than flightHold), %d held (want 2)", len(old), len(f.held))
+	}
+	f.samples = false
+	if old = f.hold(nil, now); len(old) != 2 || len(f.held) != 0 {
+		t.Errorf("samples no longer wanted: %d released, %d held; want 2, 0", len(old), len(f.held))
 	}
 }

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"runtime"
 	rtrace "runtime/trace"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -279,6 +281,41 @@ func (l *lossWriter) Write(p []byte) (int, error) {
 type flightTracer struct {
 	fr         *rtrace.FlightRecorder
 	thresholds map[gotrace.Kind]time.Duration
+	// While jdk.ExecutionSample is enabled, the CPU samples of the last
+	// flightHold wait here for a dump to give them their goroutine; older
+	// ones go to the ring without.
+	samples bool
+	held    []cpuSample
+}
+
+// flightHold is how long CPU samples wait for a dump: longer than the
+// flight recorder's window of a busy server, which gives their goroutine.
+const flightHold = 10 * time.Second
+
+// hold keeps fresh CPU samples for a dump and returns those older than
+// flightHold at readMono, or all if the samples are no longer wanted.
+func (f *flightTracer) hold(fresh []cpuSample, readMono int64) []cpuSample {
+	f.held = append(f.held, fresh...)
+	if n := len(f.held) - maxSamples; n > 0 {
+		slices.SortFunc(f.held, func(a, b cpuSample) int { return cmp.Compare(a.mono, b.mono) })
+		old := slices.Clone(f.held[:n])
+		f.held = slices.Delete(f.held, 0, n)
+		return old
+	}
+	if !f.samples {
+		old := f.held
+		f.held = nil
+		return old
+	}
+	var old []cpuSample
+	f.held = slices.DeleteFunc(f.held, func(s cpuSample) bool {
+		if s.mono < readMono-flightHold.Nanoseconds() {
+			old = append(old, s)
+			return true
+		}
+		return false
+	})
+	return old
 }
 
 // flightWindow is the flight recorder's size hint: about 2 s of a busy
@@ -306,6 +343,7 @@ func (f *flightTracer) apply(m map[string]resolved) {
 		}
 		f.thresholds[tracedKinds[n]] = th
 	}
+	_, f.samples = m["jdk.ExecutionSample"]
 }
 
 // setRingOnly tells whether every recording is a ring, which the flight
@@ -340,19 +378,37 @@ func (rt *runtimeEvents) flightDump(cal clock.Calibration) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := gotrace.NewConverter(gotrace.Options{Thresholds: th})
+	c := gotrace.NewConverter(gotrace.Options{Thresholds: th, ThreadTimeline: true})
 	jw, err := gotrace.NewJFRWriter(&out, c, &gotrace.JFRWriterOptions{Metadata: md,
 		Clock: jfr.Clock{StartNanos: cal.UnixNanos, StartTicks: cal.Ticks, TicksPerSecond: cal.TicksPerSecond},
 		Ticks: clock.TicksAt, FirstKey: flightKeys})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Convert(&window, jw.WriteGeneration); err != nil {
+	threads := newSampleGoroutines()
+	err = c.Convert(&window, func(g *gotrace.Generation) error {
+		threads.add(g.Threads)
+		if len(g.Events) == 0 {
+			return nil // a generation kept for its timeline only
+		}
+		return jw.WriteGeneration(g)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("recorder: the flight recorder's trace: %w", err)
 	}
 	if err := jw.Close(); err != nil {
 		return nil, err
 	}
+	// The samples held for the dump find their goroutine in the window
+	// (or are older or newer than it), and go into the ring's next chunk.
+	rt.mu.Lock()
+	if rt.flight == f {
+		rt.readSamples()
+		held, _ := threads.resolve(f.held, 0, true)
+		f.held = nil
+		rt.samples = append(rt.samples, held...)
+	}
+	rt.mu.Unlock()
 	return out.Bytes(), nil
 }
 
@@ -369,9 +425,8 @@ func (rt *runtimeEvents) setTracer(m map[string]resolved) {
 		_, on := m[n]
 		want = want || on
 	}
-	if (!want || !rt.ringOnly) && rt.flight != nil {
-		rt.flight.fr.Stop()
-		rt.flight = nil
+	if !want || !rt.ringOnly {
+		rt.stopFlight()
 	}
 	switch {
 	case !want:
@@ -423,6 +478,17 @@ func (rt *runtimeEvents) stopTracer() {
 	rt.traced = append(rt.traced, evs...)
 	rt.pending = append(rt.pending, recs...)
 	rt.tracer = nil
+}
+
+// stopFlight stops the flight recorder; the samples it held go to the
+// ring without a goroutine. rt.mu is held.
+func (rt *runtimeEvents) stopFlight() {
+	if rt.flight == nil {
+		return
+	}
+	rt.flight.fr.Stop()
+	rt.samples = append(rt.samples, rt.flight.held...)
+	rt.flight = nil
 }
 
 // finishTracer stops the tracer before the last recording stops.
