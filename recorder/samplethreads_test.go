@@ -122,6 +122,7 @@ func checkRecordingSamples(t *testing.T, data []byte, gids []uint64) {
 		t.Errorf("%d jdk.ThreadStart: goroutines are not started as threads", threadStarts)
 	}
 	checkSampledGoroutines(t, ours, gids)
+	checkSummary(t, writeTemp(t, data))
 
 	if _, err := exec.LookPath("jfr"); err != nil {
 		t.Log("jfr not installed: jfr print --json not checked")
@@ -214,6 +215,54 @@ func checkSampledGoroutines(t *testing.T, samples []sampledGoroutine, gids []uin
 	if onGoroutines < 2 {
 		t.Errorf("CPU samples on %d busy goroutines, want >= 2: %v", onGoroutines, own)
 	}
+}
+
+// TestSamplesDroppedWithTrace slows the converter down so that the
+// watchdog drops the trace while a goroutine is busy: the samples of the
+// dropped periods are counted in jdk.DataLoss's droppedEvents, and none of
+// the busy goroutine's samples lands on another goroutine.
+func TestSamplesDroppedWithTrace(t *testing.T) {
+	if !samplesExpected(t) {
+		t.Skip("no CPU samples here")
+	}
+	defer func(lag time.Duration) { maxTraceLag, slowConverter = lag, nil }(maxTraceLag)
+	maxTraceLag = 100 * time.Millisecond
+	slowConverter = func() { time.Sleep(1500 * time.Millisecond) }
+	var gid uint64
+	data := recordProfile(t, func() {
+		done := make(chan int)
+		go func() {
+			gid = uint64(event.CurrentGoroutine())
+			done <- busyA(4 * time.Second)
+		}()
+		spinSink += <-done
+	})
+	dropped, elsewhere := int64(0), 0
+	eachEvent(t, data, func(ev *jfr.Event) {
+		switch ev.Type.Name {
+		case "jdk.DataLoss":
+			n, _ := ev.Field("droppedEvents")
+			dropped += n.Int()
+		case "jdk.ExecutionSample":
+			th, _ := ev.Field("sampledThread")
+			id, _ := th.Field("javaThreadId")
+			st, _ := ev.Field("stackTrace")
+			fr, _ := st.Field("frames")
+			for _, f := range fr.Elems() {
+				m, _ := f.Field("method")
+				if n, _ := m.Field("name"); jfrstack.Text(n) == "busyA" && id.Int() != 0 && uint64(id.Int()) != gid {
+					elsewhere++
+				}
+			}
+		}
+	})
+	if dropped == 0 {
+		t.Error("no events or samples counted dropped after the trace was dropped")
+	}
+	if elsewhere > 0 {
+		t.Errorf("%d samples of busyA on another goroutine than %d", elsewhere, gid)
+	}
+	t.Logf("%d events and samples dropped", dropped)
 }
 
 // TestSampleGoroutinesDroppedTrace: samples wait for the trace to cover
