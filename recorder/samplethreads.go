@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 
@@ -13,13 +14,17 @@ import (
 // sampleGoroutines gives the CPU sampler's samples, which carry their OS
 // thread and time, the goroutine the execution tracer saw running on that
 // thread then (gotrace.ThreadTimeline). A sample waits until the trace
-// covers its time, about a second as a generation converts when it ends;
-// the threads' timelines are kept only until every sample of their period
-// is written. A period whose trace the lag watchdog dropped has no
-// timeline: its samples are dropped and counted, as the trace's events.
+// covers its time, about a second as a generation converts when it ends.
+// A generation's runs find the samples waiting for them when it comes;
+// only the runs samples not yet read may fall in are kept, until those
+// are: a scheduler-heavy server has hundreds of thousands of runs a
+// second, for a hundred samples a thread. A period whose trace the lag
+// watchdog dropped has no timeline: its samples are dropped and counted,
+// as the trace's events.
 type sampleGoroutines struct {
-	runs  map[trace.ThreadID][]gotrace.Running // in time order
-	nruns int
+	runs     map[trace.ThreadID][]gotrace.Running // in time order
+	nruns    int
+	readMono int64 // when the sampler's last read began: no older sample is still to come
 	// from and to bound the period the trace covers (monotonic ns); 0
 	// before its first generation. Generations follow each other: the
 	// goroutines on threads at one's end go on in the next.
@@ -29,8 +34,9 @@ type sampleGoroutines struct {
 	waiting   []cpuSample
 }
 
-// maxRuns bounds the timeline kept (32 bytes a run); a generation that
-// would pass it is a gap.
+// maxRuns bounds the runs kept (32 bytes a run), which only a sampler
+// that stopped reading could fill: past it, a generation's runs are not
+// kept, and the samples read later in its period are dropped.
 const maxRuns = 1 << 18
 
 func newSampleGoroutines() *sampleGoroutines {
@@ -50,14 +56,47 @@ func (s *sampleGoroutines) add(tl gotrace.ThreadTimeline) {
 		s.from = tl.Start
 	}
 	s.to = max(s.to, tl.End)
-	if s.nruns+len(tl.Running) > maxRuns {
-		s.gaps = append(s.gaps, [2]int64{tl.Start, tl.End})
+	s.match(tl.Running)
+	n := 0
+	for _, r := range tl.Running {
+		if r.End >= s.readMono {
+			n++
+		}
+	}
+	if s.nruns+n > maxRuns {
+		s.gaps = append(s.gaps, [2]int64{max(tl.Start, s.readMono), tl.End})
 		return
 	}
-	s.nruns += len(tl.Running)
+	s.nruns += n
 	for _, r := range tl.Running {
-		s.runs[r.Thread] = append(s.runs[r.Thread], r)
+		if r.End >= s.readMono {
+			s.runs[r.Thread] = append(s.runs[r.Thread], r)
+		}
 	}
+}
+
+// match gives the waiting samples that fall in runs their goroutine.
+func (s *sampleGoroutines) match(runs []gotrace.Running) {
+	if len(s.waiting) == 0 {
+		return
+	}
+	w := s.waiting
+	slices.SortFunc(w, func(a, b cpuSample) int { return cmp.Or(cmp.Compare(a.tid, b.tid), cmp.Compare(a.mono, b.mono)) })
+	for _, r := range runs {
+		i := sort.Search(len(w), func(i int) bool {
+			return int64(w[i].tid) > int64(r.Thread) || int64(w[i].tid) == int64(r.Thread) && w[i].mono >= r.Start
+		})
+		for ; i < len(w) && int64(w[i].tid) == int64(r.Thread) && w[i].mono <= r.End; i++ {
+			w[i].g = int64(r.G)
+		}
+	}
+}
+
+// expectAll makes samples the only ones to resolve: no run is kept
+// beyond matching them.
+func (s *sampleGoroutines) expectAll(samples []cpuSample) {
+	s.waiting = samples
+	s.readMono = math.MaxInt64
 }
 
 // resolve gives the waiting samples and those in fresh whose time the
@@ -67,6 +106,7 @@ func (s *sampleGoroutines) add(tl gotrace.ThreadTimeline) {
 // goroutine known. readMono is when the sampler's last read began: no
 // sample older than it is still to come.
 func (s *sampleGoroutines) resolve(fresh []cpuSample, readMono int64, final bool) (out []cpuSample, lost int) {
+	s.readMono = max(s.readMono, readMono)
 	s.waiting = append(s.waiting, fresh...)
 	if n := len(s.waiting) - maxSamples; n > 0 {
 		slices.SortFunc(s.waiting, func(a, b cpuSample) int { return cmp.Compare(a.mono, b.mono) })
@@ -77,6 +117,7 @@ func (s *sampleGoroutines) resolve(fresh []cpuSample, readMono int64, final bool
 	cutoff := readMono
 	for _, sm := range s.waiting {
 		switch {
+		case sm.g > 0: // matched when its generation came
 		case s.inGap(sm.mono):
 			lost++
 			continue

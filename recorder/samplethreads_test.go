@@ -278,6 +278,11 @@ func TestSampleGoroutinesDroppedTrace(t *testing.T) {
 	}
 	s.add(gotrace.ThreadTimeline{Start: 100, End: 1000, Running: []gotrace.Running{
 		{Thread: 7, G: 42, Start: 100, End: 200}, {Thread: 8, G: 43, Start: 300, End: 400}}})
+	// The waiting samples found their runs; no sample still to come (the
+	// sampler read up to 1600) can fall in them: none is kept.
+	if s.nruns != 0 {
+		t.Errorf("%d runs kept that end before the sampler's last read", s.nruns)
+	}
 	out, lost = s.resolve(nil, 1600, false)
 	got := map[int64]int64{}
 	for _, sm := range out {

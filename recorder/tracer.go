@@ -385,7 +385,22 @@ func (rt *runtimeEvents) flightDump(cal clock.Calibration) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The samples held for the dump find their goroutine in the window
+	// (or are older or newer than it), and go into the ring's next chunk.
 	threads := newSampleGoroutines()
+	rt.mu.Lock()
+	if rt.flight == f {
+		rt.readSamples()
+		threads.expectAll(f.held)
+		f.held = nil
+	}
+	rt.mu.Unlock()
+	defer func() {
+		held, _ := threads.resolve(nil, 0, true)
+		rt.mu.Lock()
+		rt.samples = append(rt.samples, held...)
+		rt.mu.Unlock()
+	}()
 	err = c.Convert(&window, func(g *gotrace.Generation) error {
 		threads.add(g.Threads)
 		if len(g.Events) == 0 {
@@ -399,16 +414,6 @@ func (rt *runtimeEvents) flightDump(cal clock.Calibration) ([]byte, error) {
 	if err := jw.Close(); err != nil {
 		return nil, err
 	}
-	// The samples held for the dump find their goroutine in the window
-	// (or are older or newer than it), and go into the ring's next chunk.
-	rt.mu.Lock()
-	if rt.flight == f {
-		rt.readSamples()
-		held, _ := threads.resolve(f.held, 0, true)
-		f.held = nil
-		rt.samples = append(rt.samples, held...)
-	}
-	rt.mu.Unlock()
 	return out.Bytes(), nil
 }
 
