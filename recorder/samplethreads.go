@@ -87,7 +87,7 @@ func (s *sampleGoroutines) match(runs []gotrace.Running) {
 			return int64(w[i].tid) > int64(r.Thread) || int64(w[i].tid) == int64(r.Thread) && w[i].mono >= r.Start
 		})
 		for ; i < len(w) && int64(w[i].tid) == int64(r.Thread) && w[i].mono <= r.End; i++ {
-			w[i].g = int64(r.G)
+			w[i].g = matchedGoroutine(r.G)
 		}
 	}
 }
@@ -117,6 +117,8 @@ func (s *sampleGoroutines) resolve(fresh []cpuSample, readMono int64, final bool
 	cutoff := readMono
 	for _, sm := range s.waiting {
 		switch {
+		case sm.g == untracedGoroutine:
+			sm.g = unknownGoroutine
 		case sm.g > 0: // matched when its generation came
 		case s.inGap(sm.mono):
 			lost++
@@ -154,9 +156,23 @@ func (s *sampleGoroutines) goroutine(tid trace.ThreadID, mono int64) int64 {
 	runs := s.runs[tid]
 	i := sort.Search(len(runs), func(i int) bool { return runs[i].End >= mono })
 	if i < len(runs) && runs[i].Start <= mono {
+		if runs[i].G == trace.NoGoroutine {
+			return unknownGoroutine
+		}
 		return int64(runs[i].G)
 	}
 	return noGoroutine
+}
+
+// untracedGoroutine marks a waiting sample that a run of no known
+// goroutine (gotrace.Running) matched.
+const untracedGoroutine = -2
+
+func matchedGoroutine(g trace.GoID) int64 {
+	if g == trace.NoGoroutine {
+		return untracedGoroutine
+	}
+	return int64(g)
 }
 
 // prune forgets the timeline before cutoff: no sample to resolve is older.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/exp/trace"
+
 	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/gotrace"
 	"github.com/flightrec/flightrec/internal/jfrstack"
@@ -33,6 +35,7 @@ type sampledGoroutine struct {
 	osThread     int64
 	name, osName string
 	busy         string // the busy function on its stack, if any
+	stack        []string
 }
 
 // TestSamplesCarryGoroutines records CPU-busy goroutines with the profile
@@ -111,6 +114,7 @@ func checkRecordingSamples(t *testing.T, data []byte, gids []uint64) {
 			for _, f := range fr.Elems() {
 				m, _ := f.Field("method")
 				n, _ := m.Field("name")
+				s.stack = append(s.stack, jfrstack.Text(n))
 				if slices.Contains(busyFuncs, jfrstack.Text(n)) {
 					s.busy = jfrstack.Text(n)
 				}
@@ -161,6 +165,7 @@ func checkRecordingSamples(t *testing.T, data []byte, gids []uint64) {
 		th := e.Values.SampledThread
 		s := sampledGoroutine{thread: th.JavaThreadID, osThread: th.OSThreadID, name: th.JavaName, osName: th.OSName}
 		for _, f := range e.Values.StackTrace.Frames {
+			s.stack = append(s.stack, f.Method.Name)
 			if slices.Contains(busyFuncs, f.Method.Name) {
 				s.busy = f.Method.Name
 			}
@@ -194,7 +199,7 @@ func checkSampledGoroutines(t *testing.T, samples []sampledGoroutine, gids []uin
 			switch {
 			case s.busy == "":
 			case i < 0 || busyFuncs[i] != s.busy:
-				t.Errorf("a sample of %s on goroutine %d (%s); the busy goroutines are %v", s.busy, s.thread, s.name, gids)
+				t.Errorf("a sample of %s on goroutine %d (%s); the busy goroutines are %v; its stack: %v", s.busy, s.thread, s.name, gids, s.stack)
 			default:
 				own[s.busy]++
 			}
@@ -272,12 +277,12 @@ func TestSamplesDroppedWithTrace(t *testing.T) {
 func TestSampleGoroutinesDroppedTrace(t *testing.T) {
 	s := newSampleGoroutines()
 	sample := func(tid int32, mono int64) cpuSample { return cpuSample{tid: tid, mono: mono} }
-	out, lost := s.resolve([]cpuSample{sample(7, 50), sample(7, 150), sample(8, 150), sample(7, 1500)}, 1600, false)
+	out, lost := s.resolve([]cpuSample{sample(7, 50), sample(7, 150), sample(8, 150), sample(9, 500), sample(7, 1500)}, 1600, false)
 	if len(out) != 0 || lost != 0 {
 		t.Fatalf("before the trace covers them: %d out, %d lost", len(out), lost)
 	}
 	s.add(gotrace.ThreadTimeline{Start: 100, End: 1000, Running: []gotrace.Running{
-		{Thread: 7, G: 42, Start: 100, End: 200}, {Thread: 8, G: 43, Start: 300, End: 400}}})
+		{Thread: 7, G: 42, Start: 100, End: 200}, {Thread: 8, G: 43, Start: 300, End: 400}, {Thread: 9, G: trace.NoGoroutine, Start: 450, End: 550}}})
 	// The waiting samples found their runs; no sample still to come (the
 	// sampler read up to 1600) can fall in them: none is kept.
 	if s.nruns != 0 {
@@ -288,7 +293,8 @@ func TestSampleGoroutinesDroppedTrace(t *testing.T) {
 	for _, sm := range out {
 		got[sm.mono*10+int64(sm.tid)] = sm.g
 	}
-	want := map[int64]int64{507: unknownGoroutine, 1507: 42, 1508: noGoroutine}
+	// Thread 9's run at 500 says the trace does not know its goroutine.
+	want := map[int64]int64{507: unknownGoroutine, 1507: 42, 1508: noGoroutine, 5009: unknownGoroutine}
 	if lost != 0 || len(got) != len(want) {
 		t.Fatalf("resolved %v, lost %d; want %v", got, lost, want)
 	}

@@ -264,6 +264,9 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 			}
 			if c.tl != nil {
 				c.tl.sync(ev.Time(), ev.Sync().ClockSnapshot)
+				// The reader may re-date the sync too: the next event's
+				// re-dating is 1 ns after it.
+				c.lastTime = max(c.lastTime, ev.Time())
 			}
 			continue
 		}
@@ -305,8 +308,21 @@ func (c *Converter) wall(t trace.Time) int64 { return c.off + int64(t) }
 // current generation.
 func (c *Converter) Event(ev *trace.Event) {
 	t := ev.Time()
+	prev := c.lastTime
 	if t > c.lastTime {
 		c.lastTime = t
+	}
+	if c.tl != nil {
+		// The reader re-dates an event it cannot order by its own time
+		// to 1 ns after the previous one (timeline.go).
+		redated := t == prev+1
+		if ev.Kind() == trace.EventStateTransition {
+			if st := ev.StateTransition(); st.Resource.Kind == trace.ResourceGoroutine {
+				from, to := st.Goroutine()
+				c.tl.transition(&c.gen.Threads, ev.Thread(), st.Resource.Goroutine(), from, to, t, redated)
+			}
+		}
+		c.tl.event(ev.Thread(), t, redated)
 	}
 	switch ev.Kind() {
 	case trace.EventStateTransition:
@@ -344,9 +360,6 @@ func (c *Converter) state(g trace.GoID) *gState {
 func (c *Converter) goTransition(ev *trace.Event, st *trace.StateTransition) {
 	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
-	if c.tl != nil {
-		c.tl.transition(&c.gen.Threads, ev.Thread(), g, from, to, ev.Time())
-	}
 	switch {
 	case from == trace.GoNotExist && to != trace.GoNotExist:
 		s := c.state(g)
