@@ -150,6 +150,7 @@ type Converter struct {
 	procs     int32
 	gen       Generation
 	tl        *timeline // with Options.ThreadTimeline
+	redated   bool      // the event being converted was re-dated by the reader
 	sawSync   bool
 	lastTime  trace.Time
 	converted [NumKinds]int
@@ -315,14 +316,7 @@ func (c *Converter) Event(ev *trace.Event) {
 	if c.tl != nil {
 		// The reader re-dates an event it cannot order by its own time
 		// to 1 ns after the previous one (timeline.go).
-		redated := t == prev+1
-		if ev.Kind() == trace.EventStateTransition {
-			if st := ev.StateTransition(); st.Resource.Kind == trace.ResourceGoroutine {
-				from, to := st.Goroutine()
-				c.tl.transition(&c.gen.Threads, ev.Thread(), st.Resource.Goroutine(), from, to, t, redated)
-			}
-		}
-		c.tl.event(ev.Thread(), t, redated)
+		c.redated = t == prev+1
 	}
 	switch ev.Kind() {
 	case trace.EventStateTransition:
@@ -346,6 +340,9 @@ func (c *Converter) Event(ev *trace.Event) {
 			c.procs = int32(m.Value.Uint64())
 		}
 	}
+	if c.tl != nil {
+		c.tl.event(ev.Thread(), t, c.redated) // after the transition, which looks at the thread's previous events
+	}
 }
 
 func (c *Converter) state(g trace.GoID) *gState {
@@ -360,6 +357,9 @@ func (c *Converter) state(g trace.GoID) *gState {
 func (c *Converter) goTransition(ev *trace.Event, st *trace.StateTransition) {
 	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
+	if c.tl != nil {
+		c.tl.transition(&c.gen.Threads, ev.Thread(), g, from, to, ev.Time(), c.redated)
+	}
 	switch {
 	case from == trace.GoNotExist && to != trace.GoNotExist:
 		s := c.state(g)
