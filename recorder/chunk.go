@@ -305,10 +305,39 @@ func (cb *chunkBuilder) stack(p *pools, key uint64, pcs []uintptr) {
 	p.add(spec.StackTrace, key, jfr.StructValue(p.c[spec.StackTrace], jfr.BoolValue(len(pcs) >= 64), jfr.ArrayValue(fc, frames...)))
 }
 
-// sampleThread is the java.lang.Thread of CPU samples: the Go profiler does
-// not say which goroutine a sample came from. Its key is the largest
-// 32-bit one, which goroutine ids (the other threads' keys) do not reach.
-const sampleThread = math.MaxInt32
+// The java.lang.Threads of CPU samples that are not a goroutine's:
+// sampleThread when the sampler alone does not say which goroutine a
+// sample came from (the execution tracer is off), runtimeThread when the
+// tracer saw no goroutine on the sampled thread (the scheduler, GC
+// workers, idle). Their keys are the largest 32-bit ones, which goroutine
+// ids (the other threads' keys) do not reach.
+const (
+	sampleThread  = math.MaxInt32
+	runtimeThread = math.MaxInt32 - 1
+)
+
+// sampledThread returns the thread key of a CPU sample of goroutine g
+// (cpuSample.g), adding the thread to the chunk's pool the first time.
+func (cb *chunkBuilder) sampledThread(p *pools, ch *chunkState, g int64) uint64 {
+	switch g {
+	case unknownGoroutine:
+		if isNew(ch.threads, sampleThread) {
+			p.add(spec.Thread, sampleThread, jfr.StructValue(p.c[spec.Thread], jfr.StringValue("Go CPU profiler"), jfr.IntValue(jfr.KindLong, 0),
+				jfr.StringValue("goroutines (CPU profile)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(p.c[spec.ThreadGroup], 0)))
+		}
+		return sampleThread
+	case noGoroutine:
+		if isNew(ch.threads, runtimeThread) {
+			p.add(spec.Thread, runtimeThread, jfr.StructValue(p.c[spec.Thread], jfr.StringValue("Go runtime"), jfr.IntValue(jfr.KindLong, 0),
+				jfr.StringValue("no goroutine (scheduler, GC workers, idle)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(p.c[spec.ThreadGroup], 0)))
+		}
+		return runtimeThread
+	}
+	if isNew(ch.threads, uint64(g)) {
+		p.thread(uint64(g))
+	}
+	return uint64(g)
+}
 
 // chunkParts collects the pieces a jfr.Writer writes a segment in, without
 // copying them: they are the writer's own buffers, which stay as they are
@@ -478,22 +507,21 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		cb.facts.end(in.end, at, fact)
 	}
 	if len(in.samples) > 0 && at("jdk.ExecutionSample") {
-		if _, ok := ch.threads[sampleThread]; !ok {
-			ch.threads[sampleThread] = struct{}{}
+		if !p.added[spec.ThreadState] {
+			p.added[spec.ThreadState] = true
 			for k, name := range spec.ThreadStates {
 				p.add(spec.ThreadState, k, jfr.StringValue(name))
 			}
-			p.add(spec.Thread, sampleThread, jfr.StructValue(p.c[spec.Thread], jfr.StringValue("Go CPU profiler"), jfr.IntValue(jfr.KindLong, 0),
-				jfr.StringValue("goroutines (CPU profile)"), jfr.IntValue(jfr.KindLong, 0), jfr.RefValue(p.c[spec.ThreadGroup], 0)))
 		}
 		for _, s := range in.samples {
 			key := in.dropped.StackID(s.pcs)
 			if isNew(ch.stacks, key) {
 				cb.stack(p, key, s.pcs)
 			}
+			thread := cb.sampledThread(p, ch, s.g)
 			if p.err == nil {
 				p.err = w.WriteEvent(cb.raw["jdk.ExecutionSample"], []jfr.Value{jfr.IntValue(jfr.KindLong, s.ticks),
-					jfr.RefValue(p.c[spec.Thread], sampleThread), jfr.RefValue(p.c[spec.StackTrace], key),
+					jfr.RefValue(p.c[spec.Thread], thread), jfr.RefValue(p.c[spec.StackTrace], key),
 					jfr.RefValue(p.c[spec.ThreadState], spec.StateRunnable)})
 			}
 		}

@@ -28,6 +28,9 @@ type cpuSampler struct {
 	threads  map[int]*perfRing
 	lastScan time.Time
 	lost     uint64 // samples the kernel dropped: a ring was full
+	// readMono is CLOCK_MONOTONIC when the last read began: every sample
+	// taken before it was read then.
+	readMono int64
 	// Threads the last scan could not open a counter for (out of
 	// descriptors, say), and why.
 	unsampled int
@@ -204,6 +207,7 @@ func (s *cpuSampler) read(dst []cpuSample) []cpuSample {
 		return dst
 	}
 	d := dating{nowTicks: nowTicks, nowMono: ts.Nano(), tps: clock.TicksPerSecond()}
+	s.readMono = d.nowMono
 	for tid, r := range s.threads {
 		dst = s.drain(r, dst, d)
 		if r.gone {
@@ -270,13 +274,14 @@ func (r *perfRing) at(off uint64, n int, scratch *[]byte) []byte {
 }
 
 // parseSample reads a PERF_RECORD_SAMPLE of our sample type: ip, pid and
-// tid, time, then the call chain (its context markers skipped). The chain
+// tid (the thread's, as gettid gives it), time, then the call chain (its context markers skipped). The chain
 // starts at the sampled instruction, then return addresses; the first is
 // made a return address too (+1), as the symboliser expects.
 func parseSample(b []byte, d dating) (cpuSample, bool) {
 	if len(b) < 32 {
 		return cpuSample{}, false
 	}
+	tid := int32(binary.NativeEndian.Uint32(b[12:]))
 	t := int64(binary.NativeEndian.Uint64(b[16:]))
 	nr := binary.NativeEndian.Uint64(b[24:])
 	b = b[32:]
@@ -297,5 +302,5 @@ func parseSample(b []byte, d dating) (cpuSample, bool) {
 	if len(pcs) == 0 {
 		return cpuSample{}, false
 	}
-	return cpuSample{ticks: d.ticks(t), pcs: pcs}, true
+	return cpuSample{ticks: d.ticks(t), mono: t, tid: tid, pcs: pcs}, true
 }

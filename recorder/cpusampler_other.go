@@ -11,7 +11,10 @@ import (
 // without taking the Go runtime's CPU profiler from the program (see
 // cpusampler_linux.go), so elsewhere there are none, and
 // jdk.ActiveSetting says so.
-type cpuSampler struct{ lost uint64 }
+type cpuSampler struct {
+	lost     uint64
+	readMono int64
+}
 
 func newCPUSampler(time.Duration) (*cpuSampler, error) {
 	return nil, errors.New("CPU samples need Linux perf events; the Go CPU profiler is left to the program")

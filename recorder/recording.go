@@ -221,13 +221,14 @@ func (r *Recording) Dump(w io.Writer) error {
 	if !r.cfg.ring {
 		return errors.New("recorder: Dump needs a WithRing recording")
 	}
-	theSession.flushNow()
-	data, err := r.snapshot()
+	// The execution tracer's flight recorder, converted now (tracer.go),
+	// before the flush, which writes the CPU samples it gives goroutines.
+	traced, err := theSession.flightDump()
 	if err != nil {
 		return err
 	}
-	// The execution tracer's flight recorder, converted now (tracer.go).
-	traced, err := theSession.flightDump()
+	theSession.flushNow()
+	data, err := r.snapshot()
 	if err != nil {
 		return err
 	}

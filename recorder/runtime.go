@@ -44,8 +44,19 @@ var runtimeTypeNames = []string{"jdk.GarbageCollection", "jdk.GCPhasePause", "jd
 
 type cpuSample struct {
 	ticks int64
-	pcs   []uintptr
+	mono  int64 // CLOCK_MONOTONIC ns
+	tid   int32 // the OS thread sampled
+	// g is the goroutine that ran on the thread then, from the execution
+	// tracer: unknownGoroutine without the tracer, noGoroutine if none
+	// ran (the scheduler, GC workers, idle).
+	g   int64
+	pcs []uintptr
 }
+
+const (
+	unknownGoroutine = 0
+	noGoroutine      = -1
+)
 
 type runtimeEvents struct {
 	ss   *session
@@ -103,10 +114,7 @@ func (rt *runtimeEvents) close() {
 	rt.mu.Lock()
 	rt.stopSampler()
 	rt.stopTracer()
-	if rt.flight != nil {
-		rt.flight.fr.Stop()
-		rt.flight = nil
-	}
+	rt.stopFlight()
 	rt.mu.Unlock()
 }
 
@@ -160,7 +168,16 @@ func (rt *runtimeEvents) readSamples() {
 		return
 	}
 	n := len(rt.samples)
-	rt.samples = rt.sampler.read(rt.samples)
+	// They wait for the trace to say which goroutines ran: the stream's,
+	// or a ring's dump of the flight recorder.
+	switch t, f := rt.tracer, rt.flight; {
+	case t != nil && t.samples != nil:
+		rt.samples = append(rt.samples, t.resolveSamples(rt.sampler.read(nil), rt.sampler.readMono, false)...)
+	case f != nil && (f.samples || len(f.held) > 0):
+		rt.samples = append(rt.samples, f.hold(rt.sampler.read(nil), rt.sampler.readMono)...)
+	default:
+		rt.samples = rt.sampler.read(rt.samples)
+	}
 	if len(rt.samples) > maxSamples {
 		rt.sampler.lost += uint64(len(rt.samples) - max(n, maxSamples))
 		rt.samples = rt.samples[:max(n, maxSamples)]

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"runtime"
 	rtrace "runtime/trace"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,6 +85,9 @@ type tracer struct {
 	totalLost  int64
 	drops      int
 	status     string // why the tracer stopped, if it did
+	// samples gives CPU samples their goroutine while jdk.ExecutionSample
+	// is enabled; nil otherwise.
+	samples *sampleGoroutines
 }
 
 // startTracer starts the execution tracer and its converter with the
@@ -93,7 +98,11 @@ func startTracer(m map[string]resolved) (*tracer, error) {
 	t := &tracer{stop: make(chan struct{}), watched: make(chan struct{})}
 	off := map[gotrace.Kind]time.Duration{gotrace.ExecutionSample: -1, gotrace.MarkAssist: -1, gotrace.NetworkWait: -1}
 	t.firstGC = uint64(ms.NumGC) + 1
-	t.conv = gotrace.NewConverter(gotrace.Options{Thresholds: off, FirstGCID: t.firstGC})
+	_, sampled := m["jdk.ExecutionSample"]
+	if sampled {
+		t.samples = newSampleGoroutines()
+	}
+	t.conv = gotrace.NewConverter(gotrace.Options{Thresholds: off, FirstGCID: t.firstGC, ThreadTimeline: sampled})
 	t.apply(m)
 	if err := t.start(); err != nil {
 		return nil, err
@@ -148,6 +157,9 @@ func (t *tracer) take(g *gotrace.Generation) error {
 	t.pending = append(t.pending, g.Events[:n]...)
 	t.lostEvents += int64(len(g.Events) - n)
 	t.lastEnd, t.emittedAt = max(t.lastEnd, g.End), t.read.Load()
+	if t.samples != nil {
+		t.samples.add(g.Threads)
+	}
 	t.mu.Unlock()
 	if slowConverter != nil {
 		slowConverter()
@@ -191,6 +203,9 @@ func (t *tracer) drop() bool {
 	t.lostBytes += lost
 	t.totalLost += lost
 	t.drops++
+	if t.samples != nil {
+		t.samples.restarted = true // the samples until the next generation go too
+	}
 	t.mu.Unlock()
 	if err := t.start(); err != nil {
 		// The program took the tracer meanwhile: leave it to it.
@@ -266,6 +281,41 @@ func (l *lossWriter) Write(p []byte) (int, error) {
 type flightTracer struct {
 	fr         *rtrace.FlightRecorder
 	thresholds map[gotrace.Kind]time.Duration
+	// While jdk.ExecutionSample is enabled, the CPU samples of the last
+	// flightHold wait here for a dump to give them their goroutine; older
+	// ones go to the ring without.
+	samples bool
+	held    []cpuSample
+}
+
+// flightHold is how long CPU samples wait for a dump: longer than the
+// flight recorder's window of a busy server, which gives their goroutine.
+const flightHold = 10 * time.Second
+
+// hold keeps fresh CPU samples for a dump and returns those older than
+// flightHold at readMono, or all if the samples are no longer wanted.
+func (f *flightTracer) hold(fresh []cpuSample, readMono int64) []cpuSample {
+	f.held = append(f.held, fresh...)
+	if n := len(f.held) - maxSamples; n > 0 {
+		slices.SortFunc(f.held, func(a, b cpuSample) int { return cmp.Compare(a.mono, b.mono) })
+		old := slices.Clone(f.held[:n])
+		f.held = slices.Delete(f.held, 0, n)
+		return old
+	}
+	if !f.samples {
+		old := f.held
+		f.held = nil
+		return old
+	}
+	var old []cpuSample
+	f.held = slices.DeleteFunc(f.held, func(s cpuSample) bool {
+		if s.mono < readMono-flightHold.Nanoseconds() {
+			old = append(old, s)
+			return true
+		}
+		return false
+	})
+	return old
 }
 
 // flightWindow is the flight recorder's size hint: about 2 s of a busy
@@ -293,6 +343,7 @@ func (f *flightTracer) apply(m map[string]resolved) {
 		}
 		f.thresholds[tracedKinds[n]] = th
 	}
+	_, f.samples = m["jdk.ExecutionSample"]
 }
 
 // setRingOnly tells whether every recording is a ring, which the flight
@@ -327,14 +378,37 @@ func (rt *runtimeEvents) flightDump(cal clock.Calibration) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := gotrace.NewConverter(gotrace.Options{Thresholds: th})
+	c := gotrace.NewConverter(gotrace.Options{Thresholds: th, ThreadTimeline: true})
 	jw, err := gotrace.NewJFRWriter(&out, c, &gotrace.JFRWriterOptions{Metadata: md,
 		Clock: jfr.Clock{StartNanos: cal.UnixNanos, StartTicks: cal.Ticks, TicksPerSecond: cal.TicksPerSecond},
 		Ticks: clock.TicksAt, FirstKey: flightKeys})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Convert(&window, jw.WriteGeneration); err != nil {
+	// The samples held for the dump find their goroutine in the window
+	// (or are older or newer than it), and go into the ring's next chunk.
+	threads := newSampleGoroutines()
+	rt.mu.Lock()
+	if rt.flight == f {
+		rt.readSamples()
+		threads.expectAll(f.held)
+		f.held = nil
+	}
+	rt.mu.Unlock()
+	defer func() {
+		held, _ := threads.resolve(nil, 0, true)
+		rt.mu.Lock()
+		rt.samples = append(rt.samples, held...)
+		rt.mu.Unlock()
+	}()
+	err = c.Convert(&window, func(g *gotrace.Generation) error {
+		threads.add(g.Threads)
+		if len(g.Events) == 0 {
+			return nil // a generation kept for its timeline only
+		}
+		return jw.WriteGeneration(g)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("recorder: the flight recorder's trace: %w", err)
 	}
 	if err := jw.Close(); err != nil {
@@ -356,9 +430,8 @@ func (rt *runtimeEvents) setTracer(m map[string]resolved) {
 		_, on := m[n]
 		want = want || on
 	}
-	if (!want || !rt.ringOnly) && rt.flight != nil {
-		rt.flight.fr.Stop()
-		rt.flight = nil
+	if !want || !rt.ringOnly {
+		rt.stopFlight()
 	}
 	switch {
 	case !want:
@@ -397,6 +470,12 @@ func (rt *runtimeEvents) stopTracer() {
 		return
 	}
 	rt.tracer.close()
+	if rt.tracer.samples != nil {
+		// The trace is converted to its end: every sample taken so far
+		// finds its goroutine, or is after the trace.
+		rt.readSamples()
+		rt.samples = append(rt.samples, rt.tracer.resolveSamples(nil, 0, true)...)
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rt.tracedGCs[1] = ms.NumGC
@@ -404,6 +483,17 @@ func (rt *runtimeEvents) stopTracer() {
 	rt.traced = append(rt.traced, evs...)
 	rt.pending = append(rt.pending, recs...)
 	rt.tracer = nil
+}
+
+// stopFlight stops the flight recorder; the samples it held go to the
+// ring without a goroutine. rt.mu is held.
+func (rt *runtimeEvents) stopFlight() {
+	if rt.flight == nil {
+		return
+	}
+	rt.flight.fr.Stop()
+	rt.samples = append(rt.samples, rt.flight.held...)
+	rt.flight = nil
 }
 
 // finishTracer stops the tracer before the last recording stops.

@@ -110,6 +110,9 @@ type Generation struct {
 	Events     []Event
 	// Goroutines names the goroutines the events refer to.
 	Goroutines map[trace.GoID]string
+	// Threads is which goroutine ran on which thread, with
+	// Options.ThreadTimeline.
+	Threads ThreadTimeline
 }
 
 // Options configures a Converter. The zero value converts every kind with
@@ -125,6 +128,9 @@ type Options struct {
 	// 0): a recorder that traces its own process numbers cycles as
 	// runtime.MemStats.NumGC does.
 	FirstGCID uint64
+	// ThreadTimeline fills each Generation's Threads: a recorder that
+	// samples its threads itself gives the samples their goroutine.
+	ThreadTimeline bool
 }
 
 // Converter turns trace events into JDK events, generation by generation.
@@ -144,6 +150,8 @@ type Converter struct {
 	nextSP    uint64
 	procs     int32
 	gen       Generation
+	tl        *timeline // with Options.ThreadTimeline
+	redated   bool      // the event being converted was re-dated by the reader
 	sawSync   bool
 	lastTime  trace.Time
 	converted [NumKinds]int
@@ -225,6 +233,9 @@ func NewConverter(o Options) *Converter {
 			c.threshold[k].Store(int64(t))
 		}
 	}
+	if o.ThreadTimeline {
+		c.tl = newTimeline()
+	}
 	if !o.Anchor.IsZero() {
 		c.off = o.Anchor.UnixNano()
 	}
@@ -260,6 +271,9 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 		return err
 	}
 	gens, sawEvent := 0, false
+	if c.tl != nil {
+		c.tl.reset()
+	}
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
@@ -287,6 +301,12 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 				c.offKnown = true
 				c.gen.Start = c.wall(ev.Time())
 			}
+			if c.tl != nil {
+				c.tl.sync(ev.Time(), ev.Sync().ClockSnapshot)
+				// The reader may re-date the sync too: the next event's
+				// re-dating is 1 ns after it.
+				c.lastTime = max(c.lastTime, ev.Time())
+			}
 			continue
 		}
 		sawEvent = true
@@ -299,7 +319,10 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 }
 
 func (c *Converter) flush(emit func(*Generation) error) error {
-	if len(c.gen.Events) == 0 {
+	if c.tl != nil {
+		c.tl.end(&c.gen.Threads, c.lastTime)
+	}
+	if len(c.gen.Events) == 0 && len(c.gen.Threads.Running) == 0 {
 		return nil // the trace's last sync, or a generation with nothing to convert
 	}
 	c.gen.End = c.wall(c.lastTime)
@@ -314,6 +337,7 @@ func (c *Converter) flush(emit func(*Generation) error) error {
 	err := emit(&c.gen)
 	c.gen.Events = c.gen.Events[:0]
 	clear(c.gen.Goroutines)
+	c.gen.Threads = ThreadTimeline{Running: c.gen.Threads.Running[:0]}
 	return err
 }
 
@@ -323,8 +347,14 @@ func (c *Converter) wall(t trace.Time) int64 { return c.off + int64(t) }
 // current generation.
 func (c *Converter) Event(ev *trace.Event) {
 	t := ev.Time()
+	prev := c.lastTime
 	if t > c.lastTime {
 		c.lastTime = t
+	}
+	if c.tl != nil {
+		// The reader re-dates an event it cannot order by its own time
+		// to 1 ns after the previous one (timeline.go).
+		c.redated = t == prev+1
 	}
 	switch ev.Kind() {
 	case trace.EventStateTransition:
@@ -348,11 +378,17 @@ func (c *Converter) Event(ev *trace.Event) {
 			c.procs = int32(m.Value.Uint64())
 		}
 	}
+	if c.tl != nil {
+		c.tl.event(ev.Thread(), t, c.redated) // after the transition, which looks at the thread's previous events
+	}
 }
 
 func (c *Converter) goTransition(ev *trace.Event, st *trace.StateTransition) {
 	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
+	if c.tl != nil {
+		c.tl.transition(&c.gen.Threads, ev.Thread(), g, from, to, ev.Time(), c.redated)
+	}
 	switch {
 	case from == trace.GoNotExist && to != trace.GoNotExist:
 		*c.gs.put(g) = gState{startFunc: startFunc(st.Stack)}

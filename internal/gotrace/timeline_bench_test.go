@@ -1,0 +1,26 @@
+package gotrace
+
+import (
+	"bytes"
+	"testing"
+)
+
+// BenchmarkConvertThreadTimeline is BenchmarkConvert with the thread
+// timeline the recorder asks for while it takes CPU samples: its cost is
+// the difference between the two, run side by side.
+func BenchmarkConvertThreadTimeline(b *testing.B) {
+	data := schedulerTrace(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	runs := 0
+	for b.Loop() {
+		err := NewConverter(Options{ThreadTimeline: true}).Convert(bytes.NewReader(data), func(g *Generation) error {
+			runs += len(g.Threads.Running)
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(runs)/float64(b.N), "runs/op")
+}
