@@ -334,28 +334,47 @@ func (rt *runtimeEvents) loop() {
 	}
 }
 
-func (rt *runtimeEvents) cpuLoad(now time.Time) {
+func (rt *runtimeEvents) cpuLoad(time.Time) {
+	// The wall time is read with the CPU times: a loop woken late on a busy
+	// machine would otherwise divide CPU time used after its wake-up time
+	// by too short a period.
 	user, sys := processCPU()
 	mach := machineCPU()
-	wall := now.Sub(rt.lastCPU)
-	if wall <= 0 {
+	now := time.Now()
+	jvmUser, jvmSystem, machine, ok := cpuFractions(user-rt.lastUser, sys-rt.lastSys, now.Sub(rt.lastCPU), runtime.NumCPU(),
+		mach[0]-rt.lastMachine[0], mach[1]-rt.lastMachine[1])
+	if !ok {
 		return
-	}
-	ncpu := float64(runtime.NumCPU())
-	jvmUser := float64(user-rt.lastUser) / float64(wall) / ncpu
-	jvmSystem := float64(sys-rt.lastSys) / float64(wall) / ncpu
-	machine := jvmUser + jvmSystem
-	if busy, total := mach[0]-rt.lastMachine[0], mach[1]-rt.lastMachine[1]; total > 0 {
-		// As HotSpot does: /proc/stat's jiffies and getrusage disagree a
-		// little, and a machine busy less than the process reads as
-		// "other processes: -1 %".
-		machine = max(float64(busy)/float64(total), jvmUser+jvmSystem)
 	}
 	rt.mu.Lock()
 	rt.add("jdk.CPULoad", jfr.IntValue(jfr.KindLong, clock.Now()), jfr.FloatValue(jfr.KindFloat, jvmUser),
 		jfr.FloatValue(jfr.KindFloat, jvmSystem), jfr.FloatValue(jfr.KindFloat, machine))
 	rt.mu.Unlock()
 	rt.lastCPU, rt.lastUser, rt.lastSys, rt.lastMachine = now, user, sys, mach
+}
+
+// cpuFractions turns a period's process CPU times and the machine's busy
+// and total jiffies into jdk.CPULoad's fractions of the machine. Clocks
+// that disagree a little (getrusage's and the wall clock's, /proc/stat's
+// jiffies) can give a process more than the machine had, or a machine
+// busy less than the process: as HotSpot does, each is clamped to [0, 1]
+// and the machine to at least the process ("other processes: -1 %" is not
+// shown).
+func cpuFractions(user, sys, wall time.Duration, ncpu int, busy, total uint64) (jvmUser, jvmSystem, machine float64, ok bool) {
+	if wall <= 0 || ncpu <= 0 {
+		return 0, 0, 0, false
+	}
+	frac := func(v float64) float64 { return min(max(v, 0), 1) }
+	jvmUser = frac(float64(user) / float64(wall) / float64(ncpu))
+	jvmSystem = frac(float64(sys) / float64(wall) / float64(ncpu))
+	if jvmUser+jvmSystem > 1 {
+		jvmSystem = 1 - jvmUser
+	}
+	machine = jvmUser + jvmSystem
+	if total > 0 {
+		machine = max(frac(float64(busy)/float64(total)), machine)
+	}
+	return jvmUser, jvmSystem, machine, true
 }
 
 // machineCPU returns busy and total jiffies from /proc/stat (zeros where it
