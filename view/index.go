@@ -628,12 +628,9 @@ func (ix *Index) finish() {
 		recorded += max(fl.End-fl.Start, 0)
 	}
 	f.GCPauseRatio = float64(f.GCPauseNanos) / float64(max(recorded, 1))
-	// Go's CPU profiler does not say which goroutine ran: the recorder
-	// puts its samples on one synthetic thread.
-	f.GoCPUOneThread = slices.Contains(ix.Threads, goCPUThread)
 	var truncated int64
 	leaf := map[uint32]int64{}
-	var samples int64
+	var samples, pseudo int64 // CPU samples, those on goCPUThread
 	for _, t := range ix.Types {
 		if !t.Stack {
 			continue
@@ -647,12 +644,19 @@ func (ix *Index) finish() {
 			}
 			if cpu {
 				samples++
+				if ix.Threads[ix.thread[e]] == goCPUThread {
+					pseudo++
+				}
 				if fr := ix.Stacks.Frames(s); len(fr) > 0 {
 					leaf[ix.Stacks.Frame(fr[0]).Func]++
 				}
 			}
 		}
 	}
+	// Go's CPU profiler does not say which goroutine ran: without the
+	// execution tracer, the recorder puts its samples on one synthetic
+	// thread; with it, only those outside the trace's time.
+	f.GoCPUOneThread = samples > 0 && pseudo == samples
 	if f.StackEvents > 0 {
 		f.TruncatedShare = float64(truncated) / float64(f.StackEvents)
 	}

@@ -120,7 +120,7 @@ async function overview() {
   if (f.hottestMethod) items.push(el('li', {}, 'Hottest method (CPU samples, leaf): ', el('code', {}, f.hottestMethod), ` in ${fmt.pct(f.hottestShare)} of the samples`));
   items.push(el('li', { class: f.lockWaitNanos > span / 10 ? 'warn' : '' }, `Lock and park waits: ${fmt.n(f.lockEvents)} events, ${fmt.ns(f.lockWaitNanos)} in total`));
   items.push(el('li', { class: f.truncatedShare > 0.1 ? 'warn' : '' }, `Truncated stacks: ${fmt.pct(f.truncatedShare)} of ${fmt.n(f.stackEvents)} events with a stack trace`));
-  if (f.goCpuOneThread) items.push(el('li', { class: 'note' }, 'CPU samples of a Go recording all sit on one synthetic thread: the Go profiler does not say which goroutine ran.'));
+  if (f.goCpuOneThread) items.push(el('li', { class: 'note' }, 'CPU samples of this Go recording all sit on one synthetic thread: the Go profiler does not say which goroutine ran (the profile preset\'s execution tracer puts them on their goroutines).'));
   const files = el('table', {}, el('tr', {}, el('th', {}, 'file'), el('th', { class: 'num' }, 'size'), el('th', { class: 'num' }, 'chunks'), el('th', {}, 'start'), el('th', { class: 'num' }, 'duration')),
     s.files.map((x) => el('tr', {}, el('td', {}, x.name), el('td', { class: 'num' }, fmt.bytes(x.size)), el('td', { class: 'num' }, x.chunks), el('td', {}, new Date(x.start / 1e6).toISOString()), el('td', { class: 'num' }, fmt.ns(x.end - x.start)))));
   const types = [...s.types].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
