@@ -1,0 +1,113 @@
+package flow
+
+import (
+	"errors"
+	"io"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// readSpans reads every span of src (copies) and its final error.
+func readSpans(t *testing.T, src source) ([]rawSpan, error) {
+	t.Helper()
+	var out []rawSpan
+	b := &spanBatch{}
+	var sp rawSpan
+	for {
+		if err := src.next(&sp); err != nil {
+			return append(out, b.spans...), err
+		}
+		b.add(&sp)
+	}
+}
+
+// TestSpanLogReplay: the spans pass 2 replays from the span log are the
+// spans pass 1 read, field for field (nil and empty IDs, flags, numbers,
+// times), with the same end: io.EOF for a whole recording, the damage
+// error for one cut short.
+func TestSpanLogReplay(t *testing.T) {
+	ins, rec := genJFRInputs(t, 500)
+	text, err := ins[3].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := io.ReadAll(text)
+	for _, in := range []Input{
+		BytesInput("n1.jfr", rec),
+		BytesInput("cut.jfr", rec[:len(rec)*9/10]),
+		BytesInput("n3.txt", log),
+		exampleInputs(t, "ex5")[1],
+	} {
+		t.Run(in.Name, func(t *testing.T) {
+			src, err := openSource(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr := readSpans(t, src)
+			src.Close()
+			src, err = openSource(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			l, err := newSpanLog(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.remove()
+			logged := &loggingSource{source: src, log: l}
+			if _, err := readSpans(t, logged); err.Error() != wantErr.Error() {
+				t.Fatalf("logging source ended with %v, want %v", err, wantErr)
+			}
+			if err := l.finish(); err != nil {
+				t.Fatal(err)
+			}
+			rs, err := newReplaySource(l, logged.endErr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotErr := readSpans(t, rs)
+			if gotErr != logged.endErr {
+				t.Errorf("replay ended with %v, want %v", gotErr, wantErr)
+			}
+			if len(got) != len(want) || len(want) == 0 {
+				t.Fatalf("%d spans replayed, %d read", len(got), len(want))
+			}
+			for i := range want {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("span %d replayed as\n%+v\nread as\n%+v", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestSpanLogsRemoved: Merge leaves no file in its temporary directory,
+// whether it succeeds or refuses its inputs.
+func TestSpanLogsRemoved(t *testing.T) {
+	ins := exampleInputs(t, "ex5")
+	for _, tc := range []struct {
+		name string
+		ins  []Input
+		fail bool
+	}{
+		{"merged", ins, false},
+		{"refused", append(ins[:2:2], BytesInput("empty.txt", []byte("1=1\n"))), true},
+	} {
+		dir := t.TempDir()
+		_, err := Merge(tc.ins, &Options{TempDir: dir}, func(*Trace) error {
+			return nil
+		})
+		if (err != nil) != tc.fail {
+			t.Errorf("%s: error %v", tc.name, err)
+		}
+		left, rerr := os.ReadDir(dir)
+		if rerr != nil || len(left) != 0 {
+			t.Errorf("%s: %v left in the temporary directory (%v)", tc.name, left, rerr)
+		}
+	}
+	if _, err := Merge(ins, &Options{TempDir: "/nonexistent/dir"}, func(*Trace) error { return nil }); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("merge with a missing temporary directory: %v", err)
+	}
+}
