@@ -25,8 +25,11 @@ type jfrSource struct {
 	r        *jfr.Reader
 	c        io.Closer
 	nodeName string
-	open     map[int64]*jfrSpan
+	open     openSpans
 	free     []*jfrSpan
+	slab     []jfrSpan     // spans allocated in blocks, taken one by one
+	recent   [8]threadName // the threads seen last, the first nrecent valid
+	nrecent  int
 	classes  map[*jfr.Class]*jfrClass
 	thr      map[string]uint32
 	thrNames []string
@@ -99,8 +102,8 @@ type jfrClass struct {
 func newJFRSource(name string, r io.Reader, c io.Closer) *jfrSource {
 	return &jfrSource{
 		name: name, r: jfr.NewReader(r, nil), c: c,
-		open: make(map[int64]*jfrSpan), classes: make(map[*jfr.Class]*jfrClass),
-		thr: make(map[string]uint32), nodeNumber: -1,
+		classes: make(map[*jfr.Class]*jfrClass),
+		thr:     make(map[string]uint32), nodeNumber: -1,
 	}
 }
 
@@ -203,9 +206,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 				for _, js := range s.closed {
 					js.truncated = true
 				}
-				for _, js := range s.open {
-					js.truncated = true
-				}
+				s.open.each(func(js *jfrSpan) { js.truncated = true })
 				s.damagedUpTo = s.maxNum
 				if s.r.SkipDamagedChunk() {
 					s.damage = append(s.damage, err)
@@ -234,20 +235,24 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			continue
 		}
 		num := f[jc.span].Int()
-		js := s.open[num]
+		js := s.open.get(num)
 		if js == nil {
 			if n := len(s.free); n > 0 {
 				js = s.free[n-1]
 				s.free = s.free[:n-1]
 				js.buf, js.events, js.outs = js.buf[:0], js.events[:0], js.outs[:0]
 			} else {
-				js = &jfrSpan{}
+				if len(s.slab) == 0 {
+					s.slab = make([]jfrSpan, 256)
+				}
+				js = &s.slab[0]
+				s.slab = s.slab[1:]
 				js.events, js.buf = js.inlineEvents[:0], js.inlineBuf[:0]
 			}
 			js.num, js.chunk = num, -1
 			js.truncated = num <= s.damagedUpTo
 			js.unfinished, js.nonCausal, js.outField, js.in = false, false, false, bufRange{}
-			s.open[num] = js
+			s.open.put(js)
 			s.maxNum = max(s.maxNum, num)
 		}
 		if jc.isSpan {
@@ -275,13 +280,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			th = js.buf[start:]
 			js.buf = js.buf[:start]
 		}
-		id, ok := s.thr[string(th)]
-		if !ok {
-			id = uint32(len(s.thrNames))
-			s.thr[string(th)] = id
-			s.thrNames = append(s.thrNames, string(th))
-		}
-		e.thread = id
+		e.thread = s.threadID(th)
 		start := len(js.buf)
 		js.buf = appendID(js.buf, f, jc.msg, jc.msgText)
 		e.msg = span32(start, len(js.buf))
@@ -296,6 +295,35 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		e.text = span32(start, len(js.buf))
 		js.events = append(js.events, e)
 	}
+}
+
+// threadName is a thread's name and index, as the reader saw it lately.
+type threadName struct {
+	name string
+	id   uint32
+}
+
+// threadID returns the index of a thread's name. Events come from few
+// threads at a time: the last ones seen are compared before the map.
+func (s *jfrSource) threadID(th []byte) uint32 {
+	for i := range s.nrecent {
+		if r := &s.recent[i]; r.name == string(th) {
+			if i > 0 {
+				s.recent[0], s.recent[i] = s.recent[i], s.recent[0]
+			}
+			return s.recent[0].id
+		}
+	}
+	id, ok := s.thr[string(th)]
+	if !ok {
+		id = uint32(len(s.thrNames))
+		s.thr[string(th)] = id
+		s.thrNames = append(s.thrNames, string(th))
+	}
+	copy(s.recent[1:], s.recent[:len(s.recent)-1])
+	s.recent[0] = threadName{s.thrNames[id], id}
+	s.nrecent = min(s.nrecent+1, len(s.recent))
+	return id
 }
 
 // nodeEvent takes the node's name and number from its node event. Two
@@ -338,14 +366,14 @@ func nodeLabel(name string, num int64) string {
 // unfinished, in span order so that both passes see the same sequence.
 func (s *jfrSource) end(err error) {
 	s.ended, s.endErr = true, err
-	for _, js := range s.open {
+	s.open.each(func(js *jfrSpan) {
 		if js.chunk < 0 {
 			js.unfinished = true
 			s.leftover = append(s.leftover, js)
 		}
-	}
+	})
 	slices.SortFunc(s.leftover, func(a, b *jfrSpan) int { return cmp.Compare(a.num, b.num) })
-	clear(s.open)
+	s.open.reset()
 }
 
 // closeSpan keeps the header of a span record in the span's buffer.
@@ -380,9 +408,7 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
 func (s *jfrSource) deliverClosed(sp *rawSpan) error {
 	js := s.closed[0]
 	s.closed = s.closed[1:]
-	if s.open[js.num] == js {
-		delete(s.open, js.num)
-	}
+	s.open.remove(js)
 	s.cur = js
 	return s.deliver(js, sp)
 }

@@ -111,3 +111,39 @@ func TestSpanLogsRemoved(t *testing.T) {
 		t.Errorf("merge with a missing temporary directory: %v", err)
 	}
 }
+
+// TestOpenSpans checks the held-span index against a map through
+// growth, window slides that leave spans behind and removals.
+func TestOpenSpans(t *testing.T) {
+	var o openSpans
+	want := map[int64]*jfrSpan{}
+	add := func(num int64) {
+		js := &jfrSpan{num: num}
+		o.put(js)
+		want[num] = js
+	}
+	add(5) // a span that stays open for the whole run
+	for num := int64(10); num < 3*openRingMax; num++ {
+		add(num)
+		if old := num - 3000; old >= 10 && old%7 != 0 {
+			o.remove(want[old])
+			delete(want, old)
+		}
+	}
+	add(7) // a number below the window
+	for num, js := range want {
+		if o.get(num) != js {
+			t.Fatalf("span %d not found", num)
+		}
+	}
+	for _, num := range []int64{6, 11, 3*openRingMax + 5} {
+		if o.get(num) != nil {
+			t.Errorf("span %d found, never held", num)
+		}
+	}
+	n := 0
+	o.each(func(*jfrSpan) { n++ })
+	if n != len(want) {
+		t.Errorf("each visits %d spans, %d held", n, len(want))
+	}
+}

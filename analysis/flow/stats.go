@@ -34,6 +34,54 @@ type Stats struct {
 	acquire, fail, held       acc
 
 	interceptors map[string]map[string]*acc // trace tag -> Command@Interceptor -> self time (ns)
+
+	scratch statsScratch
+}
+
+// statsScratch holds Add's per-trace tables, reused from trace to trace:
+// a merge of ten million messages would otherwise make a dozen small maps
+// per trace.
+type statsScratch struct {
+	incoming  map[spanKey]*Event
+	msgTags   map[spanKey][]string
+	byNode    map[uint16][]reception
+	tagSet    map[string]bool
+	spans     map[SpanRef]*serviceSpan
+	handling  map[int32][]spanKey
+	spanTags  map[spanKey][]string
+	nodes     map[uint16]bool
+	startOf   map[threadKey]int64
+	lastOf    map[threadKey]int64
+	sorted    []*Event
+	matched   []bool
+	order     []SpanRef
+	spanStore []serviceSpan
+}
+
+// reuse returns m emptied, or a new map when m is nil or was filled by a
+// large trace (clearing walks the whole table, however few it holds now).
+func reuse[M ~map[K]V, K comparable, V any](m M) M {
+	if m == nil || len(m) > 256 {
+		return make(M)
+	}
+	clear(m)
+	return m
+}
+
+// reception is one copy of a message that arrived at a node.
+type reception struct {
+	ev      *Event // when the copy arrived
+	handle  *Event // the handling, nil for a discard
+	discard bool
+}
+
+// serviceSpan is the monotonic extent of a span that received a message.
+type serviceSpan struct{ first, last int64 }
+
+// threadKey is one node's thread.
+type threadKey struct {
+	node   uint16
+	thread uint32
 }
 
 // NewStats returns empty statistics.
@@ -118,8 +166,9 @@ func (s *Stats) Add(t *Trace) {
 func (s *Stats) addMessages(t *Trace) {
 	evs := t.Events
 	// Per span: its Incoming, its message tags.
-	incoming := make(map[spanKey]*Event)
-	msgTags := make(map[spanKey][]string)
+	sc := &s.scratch
+	sc.incoming, sc.msgTags = reuse(sc.incoming), reuse(sc.msgTags)
+	incoming, msgTags := sc.incoming, sc.msgTags
 	for i := range evs {
 		e := &evs[i]
 		k := spanKey{e.Node, e.Span}
@@ -142,15 +191,11 @@ func (s *Stats) addMessages(t *Trace) {
 			}
 		}
 	}
-	type reception struct {
-		ev      *Event // when the copy arrived
-		handle  *Event // the handling, nil for a discard
-		discard bool
-	}
+	var sends []*Event
 	for _, k := range t.Messages {
-		var sends []*Event
-		byNode := make(map[uint16][]reception)
-		tagSet := make(map[string]bool)
+		sends = sends[:0]
+		sc.byNode, sc.tagSet = reuse(sc.byNode), reuse(sc.tagSet)
+		byNode, tagSet := sc.byNode, sc.tagSet
 		for i := range evs {
 			e := &evs[i]
 			if e.Msg != k {
@@ -208,7 +253,8 @@ func (s *Stats) addMessages(t *Trace) {
 			}
 		}
 		from := t.NodeName(first)
-		sorted := slices.Clone(sends)
+		sorted := append(sc.sorted[:0], sends...)
+		sc.sorted = sorted
 		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmp.Compare(a.Wall, b.Wall) })
 		nodes := make([]uint16, 0, len(byNode))
 		for n := range byNode {
@@ -227,7 +273,9 @@ func (s *Stats) addMessages(t *Trace) {
 			// unmatched transmissions before the last matched one are
 			// lost; those after it were not addressed to this node (a
 			// retransmission to another receiver).
-			matched := make([]bool, len(sorted))
+			matched := sc.matched[:0]
+			matched = append(matched, make([]bool, len(sorted))...)
+			sc.matched = matched
 			lastMatched := -1
 			type sample struct {
 				from string
@@ -323,9 +371,12 @@ func (s *Stats) tag(name string) *tagStats {
 // message: from its receipt to its last event, on the node's monotonic
 // clock.
 func (s *Stats) addServices(t *Trace) {
-	type span struct{ first, last int64 }
-	spans := make(map[SpanRef]*span)
-	var order []SpanRef
+	sc := &s.scratch
+	sc.spans = reuse(sc.spans)
+	spans, order, store := sc.spans, sc.order[:0], sc.spanStore[:0]
+	if cap(store) < len(t.Events) {
+		store = make([]serviceSpan, 0, len(t.Events))
+	}
 	for i := range t.Events {
 		e := &t.Events[i]
 		ref := SpanRef{e.Node, e.Span}
@@ -334,7 +385,8 @@ func (s *Stats) addServices(t *Trace) {
 			if !isReceipt(e.Kind) || e.Ordinal == 0 {
 				continue // the span did not start with a receipt
 			}
-			sp = &span{first: e.Nano, last: e.Nano}
+			store = append(store, serviceSpan{first: e.Nano, last: e.Nano})
+			sp = &store[len(store)-1]
 			spans[ref] = sp
 			order = append(order, ref)
 		}
@@ -349,6 +401,7 @@ func (s *Stats) addServices(t *Trace) {
 		}
 		d.add(spans[ref].last - spans[ref].first)
 	}
+	sc.order, sc.spanStore = order, store
 }
 
 // TraceTag returns a trace's tag: its distinct trace tags, sorted and
@@ -379,9 +432,9 @@ func (s *Stats) addTrace(t *Trace) {
 	ts.msgs.add(float64(len(t.Messages)))
 	// Tag combination of each message: the message tags of the spans that
 	// handle it.
-	handling := make(map[int32][]spanKey)
-	spanTags := make(map[spanKey][]string)
-	nodes := make(map[uint16]bool)
+	sc := &s.scratch
+	sc.handling, sc.spanTags, sc.nodes = reuse(sc.handling), reuse(sc.spanTags), reuse(sc.nodes)
+	handling, spanTags, nodes := sc.handling, sc.spanTags, sc.nodes
 	for i := range t.Events {
 		e := &t.Events[i]
 		nodes[e.Node] = true
@@ -415,16 +468,12 @@ func (s *Stats) addTrace(t *Trace) {
 	// A "thread" is a segment of one node's thread ending with
 	// TPComplete (or the thread's last event in the trace); processing is
 	// the sum of the segments' lengths.
-	type th struct {
-		node   uint16
-		thread uint32
-	}
-	startOf := make(map[th]int64)
-	lastOf := make(map[th]int64)
+	sc.startOf, sc.lastOf = reuse(sc.startOf), reuse(sc.lastOf)
+	startOf, lastOf := sc.startOf, sc.lastOf
 	segments, processing := 0, int64(0)
 	for i := range t.Events {
 		e := &t.Events[i]
-		k := th{e.Node, e.Thread}
+		k := threadKey{e.Node, e.Thread}
 		if _, ok := startOf[k]; !ok {
 			startOf[k] = e.Nano
 			segments++
