@@ -62,9 +62,9 @@ type jfrSource struct {
 
 // jfrSpan is a span being read. A reader holds the spans of up to two
 // chunks (some 350 thousand of the generated ones per input), so a span
-// keeps its events and its record encoded in buf (appendEventEntry,
-// appendRecordEntry), 104 bytes with room inline for three events with
-// compact IDs; a larger span's buf grows out of the inline array.
+// keeps its events and its record encoded in buf (next,
+// closeSpan), 120 bytes with room inline for a record and three events
+// with compact IDs; a larger span's buf grows out of the inline array.
 type jfrSpan struct {
 	num        int64
 	buf        []byte
@@ -73,11 +73,11 @@ type jfrSpan struct {
 	unfinished bool  // no span record: the span was open when recording stopped
 	nonCausal  bool
 	outField   bool // the record has an outgoing array field
-	inline     [64]byte
+	inline     [80]byte
 }
 
 // Entries of jfrSpan.buf. An event: its kind + 1, then uvarint thread,
-// uvarint chunk index, varint ticks, the message ID and the text (each
+// uvarint chunk index, varint ticks since the chunk's start, the message ID and the text (each
 // uvarint length, 0 for none, and bytes). The span record: 0, the
 // incoming message ID, uvarint count and the outgoing IDs.
 const recordEntry = 0
@@ -286,7 +286,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		b := append(js.buf, byte(jc.kind)+1)
 		b = binary.AppendUvarint(b, uint64(s.threadID(th)))
 		b = binary.AppendUvarint(b, uint64(ci))
-		b = binary.AppendVarint(b, s.ev.StartTicks())
+		b = binary.AppendVarint(b, s.ev.StartTicks()-s.clocks[ci].StartTicks)
 		s.scratch = appendID(s.scratch[:0], f, jc.msg, jc.msgText)
 		b = appendEntryBytes(b, s.scratch)
 		s.scratch = s.scratch[:0]
@@ -525,6 +525,7 @@ func (s *jfrSource) decodeSpan(js *jfrSpan) (in bufRange) {
 		thread := uint32(uvarint())
 		clk := s.clocks[uvarint()]
 		ticks, n := binary.Varint(b[pos:])
+		ticks += clk.StartTicks
 		pos += n
 		tps := clk.TicksPerSecond
 		e := jfrEvent{kind: flowspec.Kind(tag - 1), thread: thread, wall: clk.Nanos(ticks),

@@ -42,30 +42,25 @@ type Stats struct {
 // a merge of ten million messages would otherwise make a dozen small maps
 // per trace.
 type statsScratch struct {
-	incoming  map[spanKey]*Event
-	msgTags   map[spanKey][]string
-	byNode    map[uint16][]reception
-	tagSet    map[string]bool
-	spans     map[SpanRef]*serviceSpan
-	handling  map[int32][]spanKey
-	spanTags  map[spanKey][]string
-	nodes     map[uint16]bool
-	startOf   map[threadKey]int64
-	lastOf    map[threadKey]int64
-	sorted    []*Event
-	matched   []bool
-	order     []SpanRef
-	spanStore []serviceSpan
+	incoming smallMap[spanKey, *Event]
+	msgTags  smallMap[spanKey, []string]
+	byNode   smallMap[uint16, []reception]
+	tagSet   smallMap[string, struct{}]
+	spans    smallMap[SpanRef, serviceSpan]
+	handling smallMap[int32, []spanKey]
+	spanTags smallMap[spanKey, []string]
+	nodes    smallMap[uint16, struct{}]
+	segments smallMap[threadKey, segment]
+	sorted   []*Event
+	matched  []bool
+	nodeList []uint16
 }
 
-// reuse returns m emptied, or a new map when m is nil or was filled by a
-// large trace (clearing walks the whole table, however few it holds now).
-func reuse[M ~map[K]V, K comparable, V any](m M) M {
-	if m == nil || len(m) > 256 {
-		return make(M)
-	}
-	clear(m)
-	return m
+// segment is the part of a thread's work in a trace up to its
+// WorkComplete (or its last event).
+type segment struct {
+	start, last int64
+	open        bool
 }
 
 // reception is one copy of a message that arrived at a node.
@@ -167,18 +162,20 @@ func (s *Stats) addMessages(t *Trace) {
 	evs := t.Events
 	// Per span: its Incoming, its message tags.
 	sc := &s.scratch
-	sc.incoming, sc.msgTags = reuse(sc.incoming), reuse(sc.msgTags)
-	incoming, msgTags := sc.incoming, sc.msgTags
+	sc.incoming.reset()
+	sc.msgTags.reset()
+	incoming, msgTags := &sc.incoming, &sc.msgTags
 	for i := range evs {
 		e := &evs[i]
 		k := spanKey{e.Node, e.Span}
 		switch e.Kind {
 		case flowspec.Received:
-			if incoming[k] == nil {
-				incoming[k] = e
+			if in, _ := incoming.at(k); *in == nil {
+				*in = e
 			}
 		case flowspec.MessageTag:
-			msgTags[k] = append(msgTags[k], e.Text)
+			tags, _ := msgTags.at(k)
+			*tags = append(*tags, e.Text)
 		}
 	}
 	s.missing = t.m.MissingNodes
@@ -194,8 +191,9 @@ func (s *Stats) addMessages(t *Trace) {
 	var sends []*Event
 	for _, k := range t.Messages {
 		sends = sends[:0]
-		sc.byNode, sc.tagSet = reuse(sc.byNode), reuse(sc.tagSet)
-		byNode, tagSet := sc.byNode, sc.tagSet
+		sc.byNode.reset()
+		sc.tagSet.reset()
+		byNode, tagSet := &sc.byNode, &sc.tagSet
 		for i := range evs {
 			e := &evs[i]
 			if e.Msg != k {
@@ -207,17 +205,19 @@ func (s *Stats) addMessages(t *Trace) {
 				sends = append(sends, e)
 			case flowspec.HandleStart:
 				r := reception{ev: e, handle: e}
-				if in := incoming[sk]; in != nil {
+				if in := incoming.get(sk); in != nil {
 					r.ev = in
 				}
-				byNode[e.Node] = append(byNode[e.Node], r)
-				for _, tg := range msgTags[sk] {
-					tagSet[tg] = true
+				recs, _ := byNode.at(e.Node)
+				*recs = append(*recs, r)
+				for _, tg := range msgTags.get(sk) {
+					tagSet.at(tg)
 				}
 			case flowspec.Discard:
-				byNode[e.Node] = append(byNode[e.Node], reception{ev: e, discard: true})
-				for _, tg := range msgTags[sk] {
-					tagSet[tg] = true
+				recs, _ := byNode.at(e.Node)
+				*recs = append(*recs, reception{ev: e, discard: true})
+				for _, tg := range msgTags.get(sk) {
+					tagSet.at(tg)
 				}
 			}
 		}
@@ -228,20 +228,17 @@ func (s *Stats) addMessages(t *Trace) {
 				s.notSent++
 			}
 		}
-		if len(byNode) == 0 {
+		if byNode.len() == 0 {
 			if involvesMissing {
 				s.toMissing++
 			} else {
 				s.notReceived++
 			}
 		}
-		if len(sends) == 0 || len(byNode) == 0 {
+		if len(sends) == 0 || byNode.len() == 0 {
 			continue
 		}
-		tags := make([]string, 0, len(tagSet))
-		for tg := range tagSet {
-			tags = append(tags, tg)
-		}
+		tags := slices.Clone(tagSet.keys)
 		if len(tags) == 0 {
 			tags = append(tags, "-no-tag-")
 		}
@@ -256,13 +253,11 @@ func (s *Stats) addMessages(t *Trace) {
 		sorted := append(sc.sorted[:0], sends...)
 		sc.sorted = sorted
 		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmp.Compare(a.Wall, b.Wall) })
-		nodes := make([]uint16, 0, len(byNode))
-		for n := range byNode {
-			nodes = append(nodes, n)
-		}
+		nodes := append(sc.nodeList[:0], byNode.keys...)
+		sc.nodeList = nodes
 		slices.Sort(nodes)
 		for _, n := range nodes {
-			recs := byNode[n]
+			recs := byNode.get(n)
 			slices.SortStableFunc(recs, func(a, b reception) int { return cmp.Compare(a.ev.Wall, b.ev.Wall) })
 			to := t.m.Nodes[n]
 			var rc RouteCounts
@@ -371,37 +366,32 @@ func (s *Stats) tag(name string) *tagStats {
 // message: from its receipt to its last event, on the node's monotonic
 // clock.
 func (s *Stats) addServices(t *Trace) {
-	sc := &s.scratch
-	sc.spans = reuse(sc.spans)
-	spans, order, store := sc.spans, sc.order[:0], sc.spanStore[:0]
-	if cap(store) < len(t.Events) {
-		store = make([]serviceSpan, 0, len(t.Events))
-	}
+	spans := &s.scratch.spans
+	spans.reset()
 	for i := range t.Events {
 		e := &t.Events[i]
 		ref := SpanRef{e.Node, e.Span}
-		sp := spans[ref]
-		if sp == nil {
+		i := spans.find(ref)
+		if i < 0 {
 			if !isReceipt(e.Kind) || e.Ordinal == 0 {
 				continue // the span did not start with a receipt
 			}
-			store = append(store, serviceSpan{first: e.Nano, last: e.Nano})
-			sp = &store[len(store)-1]
-			spans[ref] = sp
-			order = append(order, ref)
+			sp, _ := spans.at(ref)
+			*sp = serviceSpan{first: e.Nano, last: e.Nano}
+			continue
 		}
+		sp := &spans.vals[i]
 		sp.first, sp.last = min(sp.first, e.Nano), max(sp.last, e.Nano)
 	}
-	for _, ref := range order {
+	for i, ref := range spans.keys {
 		name := t.m.Nodes[ref.Node]
 		d := s.services[name]
 		if d == nil {
 			d = &dist{}
 			s.services[name] = d
 		}
-		d.add(spans[ref].last - spans[ref].first)
+		d.add(spans.vals[i].last - spans.vals[i].first)
 	}
-	sc.order, sc.spanStore = order, store
 }
 
 // TraceTag returns a trace's tag: its distinct trace tags, sorted and
@@ -433,25 +423,29 @@ func (s *Stats) addTrace(t *Trace) {
 	// Tag combination of each message: the message tags of the spans that
 	// handle it.
 	sc := &s.scratch
-	sc.handling, sc.spanTags, sc.nodes = reuse(sc.handling), reuse(sc.spanTags), reuse(sc.nodes)
-	handling, spanTags, nodes := sc.handling, sc.spanTags, sc.nodes
+	sc.handling.reset()
+	sc.spanTags.reset()
+	sc.nodes.reset()
+	handling, spanTags, nodes := &sc.handling, &sc.spanTags, &sc.nodes
 	for i := range t.Events {
 		e := &t.Events[i]
-		nodes[e.Node] = true
+		nodes.at(e.Node)
 		sk := spanKey{e.Node, e.Span}
 		switch e.Kind {
 		case flowspec.HandleStart:
 			if e.Msg >= 0 {
-				handling[e.Msg] = append(handling[e.Msg], sk)
+				h, _ := handling.at(e.Msg)
+				*h = append(*h, sk)
 			}
 		case flowspec.MessageTag:
-			spanTags[sk] = append(spanTags[sk], e.Text)
+			tags, _ := spanTags.at(sk)
+			*tags = append(*tags, e.Text)
 		}
 	}
 	for _, k := range t.Messages {
 		var tags []string
-		for _, sk := range handling[k] {
-			for _, tg := range spanTags[sk] {
+		for _, sk := range handling.get(k) {
+			for _, tg := range spanTags.get(sk) {
 				if !slices.Contains(tags, tg) {
 					tags = append(tags, tg)
 				}
@@ -464,28 +458,30 @@ func (s *Stats) addTrace(t *Trace) {
 		}
 		ts.combos[combo]++
 	}
-	ts.nodes.add(float64(len(nodes)))
+	ts.nodes.add(float64(nodes.len()))
 	// A "thread" is a segment of one node's thread ending with
 	// TPComplete (or the thread's last event in the trace); processing is
 	// the sum of the segments' lengths.
-	sc.startOf, sc.lastOf = reuse(sc.startOf), reuse(sc.lastOf)
-	startOf, lastOf := sc.startOf, sc.lastOf
+	threads := &sc.segments
+	threads.reset()
 	segments, processing := 0, int64(0)
 	for i := range t.Events {
 		e := &t.Events[i]
-		k := threadKey{e.Node, e.Thread}
-		if _, ok := startOf[k]; !ok {
-			startOf[k] = e.Nano
+		seg, _ := threads.at(threadKey{e.Node, e.Thread})
+		if !seg.open {
+			seg.start, seg.open = e.Nano, true
 			segments++
 		}
-		lastOf[k] = e.Nano
+		seg.last = e.Nano
 		if e.Kind == flowspec.WorkComplete {
-			processing += e.Nano - startOf[k]
-			delete(startOf, k)
+			processing += e.Nano - seg.start
+			seg.open = false
 		}
 	}
-	for k, start := range startOf {
-		processing += lastOf[k] - start
+	for _, seg := range threads.vals {
+		if seg.open {
+			processing += seg.last - seg.start
+		}
 	}
 	ts.threads.add(float64(segments))
 	ts.processing.add(float64(processing))
