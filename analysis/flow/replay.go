@@ -173,6 +173,11 @@ func newReplaySource(l *spanLog, endErr error) (*replaySource, error) {
 
 var errBadSpanLog = errors.New("flow: temporary span log is corrupt")
 
+// maxSpanLogBytes bounds a length read back from a span log, so that a
+// file damaged on disk cannot make the replay allocate without limit; a
+// JFR string is far shorter.
+const maxSpanLogBytes = 1 << 30
+
 func (s *replaySource) uvarint() (uint64, error) {
 	v, err := binary.ReadUvarint(s.r)
 	if err != nil {
@@ -202,7 +207,7 @@ func (s *replaySource) bytes() error {
 	}
 	n--
 	start := len(s.buf)
-	if n > uint64(s.r.Size())<<8 {
+	if n > maxSpanLogBytes {
 		return errBadSpanLog
 	}
 	s.buf = append(s.buf, make([]byte, n)...)

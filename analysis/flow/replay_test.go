@@ -147,3 +147,37 @@ func TestOpenSpans(t *testing.T) {
 		t.Errorf("each visits %d spans, %d held", n, len(want))
 	}
 }
+
+// TestSpanLogDamaged: a span log cut short on disk ends its replay with an
+// error, not a panic nor a short input taken as whole.
+func TestSpanLogDamaged(t *testing.T) {
+	src, err := openSource(exampleInputs(t, "ex5")[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := newSpanLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.remove()
+	logged := &loggingSource{source: src, log: l}
+	want, _ := readSpans(t, logged)
+	if err := l.finish(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.f.Truncate(st.Size() - 3); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := newReplaySource(l, logged.endErr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSpans(t, rs)
+	if !errors.Is(err, errBadSpanLog) || len(got) != len(want)-1 {
+		t.Errorf("replay of a cut log: %d of %d spans, error %v", len(got), len(want), err)
+	}
+}
