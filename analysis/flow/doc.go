@@ -8,15 +8,17 @@
 // trace is the union of the spans connected by message IDs (a span that
 // sends a message and every span that receives it).
 //
-// Merge reads the inputs twice. The first pass counts, per message, the
-// spans that mention it (IDs are interned to dense integer keys),
-// estimates per-node clock offsets from the message pairs (per 100 ms
-// bucket, following drift and steps: drift.go) and checks the inputs: it
-// refuses inputs without flow events, two inputs using one node number
-// and two nodes in one recording, and lists node numbers seen in message
-// IDs that no input has. The second pass
-// joins spans into traces and releases a trace the moment the last span
-// mentioning any of its messages has been read: the reference-counted
+// Merge reads each input once and merges in two passes. The first pass
+// decodes the inputs, writes the spans it reads to a temporary span log
+// per input (replay.go), counts, per message, the spans that mention it
+// (IDs are interned to dense integer keys), estimates per-node clock
+// offsets from the message pairs (per 100 ms bucket, following drift and
+// steps: drift.go) and checks the inputs: it refuses inputs without flow
+// events, two inputs using one node number and two nodes in one
+// recording, and lists node numbers seen in message IDs that no input
+// has. The second pass replays the span logs, joins spans into traces and
+// releases a trace the moment the last span mentioning any of its
+// messages has been read: the reference-counted
 // completion rule of MFT, exact and without timeouts. One goroutine reads
 // all inputs, always the one whose next span ends earliest, so no reader
 // ever waits while holding a trace and no input can hold back another; an
@@ -51,8 +53,10 @@
 // table and its 8-byte integer form, 26 bytes per message in pass 1 and
 // 20 in pass 2; other IDs are hashed as text. Open traces are the ones in
 // flight around the current time. A recording's reader also holds the
-// spans of up to two chunks (jfrsource.go), which at high request rates
-// outweighs the per-message state.
+// spans of up to two chunks, each encoded in one buffer of about 120
+// bytes (jfrsource.go), and finds them by number in a window ring
+// (openspans.go); pass 2 replays the span logs, so it holds no reader's
+// spans and decodes no recording again.
 //
 // Each input is decoded on a goroutine of its own, batches of spans ahead
 // of the merge (readahead.go), so decoding uses every core. The README's

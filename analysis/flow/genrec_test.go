@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
@@ -177,4 +178,39 @@ func writeGenRecording(path string, node, nodes, requests int) error {
 		return err
 	}
 	return f.Close()
+}
+
+// BenchmarkMergeRecordings merges the generated cluster's five flow
+// recordings (written once to a temporary directory, -flow.requests
+// requests) and adds every trace to the statistics, as `flightrec flow
+// stats` does: the whole path a user runs, recording decoding included.
+//
+//	go test ./analysis/flow -run '^$' -bench MergeRecordings -benchtime 1x -flow.requests 1000000
+func BenchmarkMergeRecordings(b *testing.B) {
+	dir := b.TempDir()
+	var inputs []Input
+	for i := range 5 {
+		path := filepath.Join(dir, fmt.Sprintf("n%d.jfr", i))
+		if err := writeGenRecording(path, i, 5, *benchRequests); err != nil {
+			b.Fatal(err)
+		}
+		inputs = append(inputs, FileInput(path))
+	}
+	runtime.GC()
+	p := startPeakSampler()
+	var events int64
+	b.ResetTimer()
+	for range b.N {
+		st := NewStats()
+		m, err := Merge(inputs, nil, func(t *Trace) error { st.Add(t); return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += m.Events
+	}
+	b.StopTimer()
+	peak := p.end()
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(maxRSS())/(1<<20), "maxrss-MiB")
 }

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,8 +26,15 @@ type jfrSource struct {
 	r        *jfr.Reader
 	c        io.Closer
 	nodeName string
-	open     map[int64]*jfrSpan
+	open     openSpans
 	free     []*jfrSpan
+	slab     []jfrSpan   // spans allocated in blocks, taken one by one
+	clocks   []jfr.Clock // by chunk index
+	scratch  []byte
+	evs      []jfrEvent // the events of the span being delivered
+	outs     []bufRange
+	recent   [8]threadName // the threads seen last, the first nrecent valid
+	nrecent  int
 	classes  map[*jfr.Class]*jfrClass
 	thr      map[string]uint32
 	thrNames []string
@@ -53,32 +61,34 @@ type jfrSource struct {
 }
 
 // jfrSpan is a span being read. A reader holds the spans of up to two
-// chunks (some 350 thousand of the generated ones per input), so it is
-// one allocation of 256 bytes for a span of up to three events and 40
-// bytes of text; a larger one grows its slices out of the inline arrays.
+// chunks (some 350 thousand of the generated ones per input), so a span
+// keeps its events and its record encoded in buf (next,
+// closeSpan), 120 bytes with room inline for a record and three events
+// with compact IDs; a larger span's buf grows out of the inline array.
 type jfrSpan struct {
-	num    int64
-	buf    []byte
-	events []jfrEvent
-	// Set by the span record.
-	outs       []bufRange
-	in         bufRange
-	chunk      int32 // index of the record's chunk
+	num        int64
+	buf        []byte
+	chunk      int32 // index of the record's chunk, -1 before it
 	truncated  bool  // events of the span may be lost to damage
 	unfinished bool  // no span record: the span was open when recording stopped
 	nonCausal  bool
 	outField   bool // the record has an outgoing array field
-
-	inlineEvents [3]jfrEvent
-	inlineBuf    [40]byte
+	inline     [80]byte
 }
 
-// bufRange locates bytes in a jfrSpan's buf: start and end. Held spans
-// are many (two chunks' worth per input), so the offsets are 32 bits.
+// Entries of jfrSpan.buf. An event: its kind + 1, then uvarint thread,
+// uvarint chunk index, varint ticks since the chunk's start, the message ID and the text (each
+// uvarint length, 0 for none, and bytes). The span record: 0, the
+// incoming message ID, uvarint count and the outgoing IDs.
+const recordEntry = 0
+
+// bufRange locates bytes in a buffer: start and end.
 type bufRange [2]uint32
 
 func span32(start, end int) bufRange { return bufRange{uint32(start), uint32(end)} }
 
+// jfrEvent is an event of a span being delivered; msg and text are in
+// the span's buf.
 type jfrEvent struct {
 	nano, wall int64
 	thread     uint32
@@ -99,8 +109,8 @@ type jfrClass struct {
 func newJFRSource(name string, r io.Reader, c io.Closer) *jfrSource {
 	return &jfrSource{
 		name: name, r: jfr.NewReader(r, nil), c: c,
-		open: make(map[int64]*jfrSpan), classes: make(map[*jfr.Class]*jfrClass),
-		thr: make(map[string]uint32), nodeNumber: -1,
+		classes: make(map[*jfr.Class]*jfrClass),
+		thr:     make(map[string]uint32), nodeNumber: -1,
 	}
 }
 
@@ -203,9 +213,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 				for _, js := range s.closed {
 					js.truncated = true
 				}
-				for _, js := range s.open {
-					js.truncated = true
-				}
+				s.open.each(func(js *jfrSpan) { js.truncated = true })
 				s.damagedUpTo = s.maxNum
 				if s.r.SkipDamagedChunk() {
 					s.damage = append(s.damage, err)
@@ -234,20 +242,24 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			continue
 		}
 		num := f[jc.span].Int()
-		js := s.open[num]
+		js := s.open.get(num)
 		if js == nil {
 			if n := len(s.free); n > 0 {
 				js = s.free[n-1]
 				s.free = s.free[:n-1]
-				js.buf, js.events, js.outs = js.buf[:0], js.events[:0], js.outs[:0]
+				js.buf = js.buf[:0]
 			} else {
-				js = &jfrSpan{}
-				js.events, js.buf = js.inlineEvents[:0], js.inlineBuf[:0]
+				if len(s.slab) == 0 {
+					s.slab = make([]jfrSpan, 256)
+				}
+				js = &s.slab[0]
+				s.slab = s.slab[1:]
+				js.buf = js.inline[:0]
 			}
 			js.num, js.chunk = num, -1
 			js.truncated = num <= s.damagedUpTo
-			js.unfinished, js.nonCausal, js.outField, js.in = false, false, false, bufRange{}
-			s.open[num] = js
+			js.unfinished, js.nonCausal, js.outField = false, false, false
+			s.open.put(js)
 			s.maxNum = max(s.maxNum, num)
 		}
 		if jc.isSpan {
@@ -260,42 +272,68 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			}
 			continue
 		}
-		h := &s.ev.Chunk.Header
-		ticks := s.ev.StartTicks()
-		tps := max(h.TicksPerSecond, 1)
-		clk := jfr.Clock{StartNanos: h.StartNanos, StartTicks: h.StartTicks, TicksPerSecond: tps}
-		e := jfrEvent{kind: jc.kind, wall: clk.Nanos(ticks)}
-		// The tick counter is the node's monotonic clock, in ns without
-		// overflowing for large tick values.
-		e.nano = ticks/tps*1e9 + ticks%tps*1e9/tps
+		ci := s.ev.Chunk.Index
+		if ci >= len(s.clocks) {
+			h := &s.ev.Chunk.Header
+			s.clocks = append(s.clocks, make([]jfr.Clock, ci+1-len(s.clocks))...)
+			s.clocks[ci] = jfr.Clock{StartNanos: h.StartNanos, StartTicks: h.StartTicks, TicksPerSecond: max(h.TicksPerSecond, 1)}
+		}
 		var th []byte
 		if jc.thread >= 0 {
-			start := len(js.buf)
-			js.buf = f[jc.thread].AppendText(js.buf)
-			th = js.buf[start:]
-			js.buf = js.buf[:start]
+			s.scratch = f[jc.thread].AppendText(s.scratch[:0])
+			th = s.scratch
 		}
-		id, ok := s.thr[string(th)]
-		if !ok {
-			id = uint32(len(s.thrNames))
-			s.thr[string(th)] = id
-			s.thrNames = append(s.thrNames, string(th))
-		}
-		e.thread = id
-		start := len(js.buf)
-		js.buf = appendID(js.buf, f, jc.msg, jc.msgText)
-		e.msg = span32(start, len(js.buf))
-		start = len(js.buf)
+		b := append(js.buf, byte(jc.kind)+1)
+		b = binary.AppendUvarint(b, uint64(s.threadID(th)))
+		b = binary.AppendUvarint(b, uint64(ci))
+		b = binary.AppendVarint(b, s.ev.StartTicks()-s.clocks[ci].StartTicks)
+		s.scratch = appendID(s.scratch[:0], f, jc.msg, jc.msgText)
+		b = appendEntryBytes(b, s.scratch)
+		s.scratch = s.scratch[:0]
 		if jc.key >= 0 && !f[jc.key].IsNull() {
-			js.buf = f[jc.key].AppendText(js.buf)
-			js.buf = append(js.buf, '=')
+			s.scratch = f[jc.key].AppendText(s.scratch)
+			s.scratch = append(s.scratch, '=')
 		}
 		if jc.text >= 0 && !f[jc.text].IsNull() {
-			js.buf = f[jc.text].AppendText(js.buf)
+			s.scratch = f[jc.text].AppendText(s.scratch)
 		}
-		e.text = span32(start, len(js.buf))
-		js.events = append(js.events, e)
+		js.buf = appendEntryBytes(b, s.scratch)
 	}
+}
+
+// appendEntryBytes appends p with its length before it.
+func appendEntryBytes(b, p []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
+}
+
+// threadName is a thread's name and index, as the reader saw it lately.
+type threadName struct {
+	name string
+	id   uint32
+}
+
+// threadID returns the index of a thread's name. Events come from few
+// threads at a time: the last ones seen are compared before the map.
+func (s *jfrSource) threadID(th []byte) uint32 {
+	for i := range s.nrecent {
+		if r := &s.recent[i]; r.name == string(th) {
+			if i > 0 {
+				s.recent[0], s.recent[i] = s.recent[i], s.recent[0]
+			}
+			return s.recent[0].id
+		}
+	}
+	id, ok := s.thr[string(th)]
+	if !ok {
+		id = uint32(len(s.thrNames))
+		s.thr[string(th)] = id
+		s.thrNames = append(s.thrNames, string(th))
+	}
+	copy(s.recent[1:], s.recent[:len(s.recent)-1])
+	s.recent[0] = threadName{s.thrNames[id], id}
+	s.nrecent = min(s.nrecent+1, len(s.recent))
+	return id
 }
 
 // nodeEvent takes the node's name and number from its node event. Two
@@ -338,29 +376,31 @@ func nodeLabel(name string, num int64) string {
 // unfinished, in span order so that both passes see the same sequence.
 func (s *jfrSource) end(err error) {
 	s.ended, s.endErr = true, err
-	for _, js := range s.open {
+	s.open.each(func(js *jfrSpan) {
 		if js.chunk < 0 {
 			js.unfinished = true
 			s.leftover = append(s.leftover, js)
 		}
-	}
+	})
 	slices.SortFunc(s.leftover, func(a, b *jfrSpan) int { return cmp.Compare(a.num, b.num) })
-	clear(s.open)
+	s.open.reset()
 }
 
-// closeSpan keeps the header of a span record in the span's buffer.
+// closeSpan keeps the content of a span record in the span's buffer.
 func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
 	js.nonCausal = jc.nonCausal >= 0 && f[jc.nonCausal].Bool()
-	start := len(js.buf)
-	js.buf = appendID(js.buf, f, jc.in, jc.inText)
-	js.in = span32(start, len(js.buf))
+	b := append(js.buf, recordEntry)
+	s.scratch = appendID(s.scratch[:0], f, jc.in, jc.inText)
+	b = appendEntryBytes(b, s.scratch)
+	var ids [][]byte
+	s.scratch = s.scratch[:0]
 	if jc.out >= 0 && f[jc.out].Kind() == jfr.KindArray {
 		js.outField = true
 		for _, v := range f[jc.out].Elems() {
 			if v.Int() != 0 {
-				start := len(js.buf)
-				js.buf = AppendCompactID(js.buf, v.Int())
-				js.outs = append(js.outs, span32(start, len(js.buf)))
+				start := len(s.scratch)
+				s.scratch = AppendCompactID(s.scratch, v.Int())
+				ids = append(ids, s.scratch[start:])
 			}
 		}
 	}
@@ -368,21 +408,24 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
 		js.outField = true
 		for _, v := range f[jc.outTxt].Elems() {
 			if !v.IsNull() {
-				start := len(js.buf)
-				js.buf = v.AppendText(js.buf)
-				js.outs = append(js.outs, span32(start, len(js.buf)))
+				start := len(s.scratch)
+				s.scratch = v.AppendText(s.scratch)
+				ids = append(ids, s.scratch[start:])
 			}
 		}
 	}
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = appendEntryBytes(b, id)
+	}
+	js.buf = b
 }
 
 // deliverClosed delivers the oldest closed span.
 func (s *jfrSource) deliverClosed(sp *rawSpan) error {
 	js := s.closed[0]
 	s.closed = s.closed[1:]
-	if s.open[js.num] == js {
-		delete(s.open, js.num)
-	}
+	s.open.remove(js)
 	s.cur = js
 	return s.deliver(js, sp)
 }
@@ -391,49 +434,47 @@ func (s *jfrSource) deliverClosed(sp *rawSpan) error {
 // record without outgoing array fields (the event package writes no
 // arrays) lists the messages its span's send events name.
 func (s *jfrSource) deliver(js *jfrSpan, sp *rawSpan) error {
+	in := s.decodeSpan(js)
 	if js.unfinished {
 		// No record: the span's events say what it received and whether
 		// it was a non-causal one.
 		js.nonCausal = false
-		for _, e := range js.events {
+		for _, e := range s.evs {
 			if e.kind == flowspec.NonCausalSend {
 				js.nonCausal = true
 			}
-			if js.in[1] == js.in[0] && e.msg[1] > e.msg[0] &&
+			if in[1] == in[0] && e.msg[1] > e.msg[0] &&
 				(e.kind == flowspec.Received || e.kind == flowspec.HandleStart || e.kind == flowspec.Discard) {
-				js.in = e.msg
+				in = e.msg
 			}
 		}
 		if js.nonCausal {
-			js.in = bufRange{}
+			in = bufRange{}
 		}
 	}
 	sp.nonCausal = js.nonCausal
 	sp.truncated = js.truncated
 	sp.unfinished = js.unfinished
-	hdr, inEnd := js.in[0], js.in[1]
-	outs := js.outs
 	if !js.outField {
-		for _, e := range js.events {
+		for _, e := range s.evs {
 			if (e.kind == flowspec.SendStarted || e.kind == flowspec.SendWritten || e.kind == flowspec.NonCausalSend) && e.msg[1] > e.msg[0] {
-				outs = append(outs, e.msg)
+				s.outs = append(s.outs, e.msg)
 			}
 		}
-		js.outs = outs
 	}
 	b := js.buf
 	sp.in = nil
-	if inEnd > hdr {
-		sp.in = b[hdr:inEnd]
+	if in[1] > in[0] {
+		sp.in = b[in[0]:in[1]]
 	}
 	sp.out = sp.out[:0]
-	for _, o := range outs {
+	for _, o := range s.outs {
 		sp.addOutgoing(b[o[0]:o[1]])
 	}
 	sp.number(&s.seq, &s.ordinal)
 	sp.events = sp.events[:0]
 	sp.lastWall = 0
-	for i, e := range js.events {
+	for i, e := range s.evs {
 		k := e.kind
 		if sp.nonCausal && k == flowspec.SendStarted {
 			k = flowspec.NonCausalSend
@@ -451,4 +492,49 @@ func (s *jfrSource) deliver(js *jfrSpan, sp *rawSpan) error {
 		sp.events = append(sp.events, re)
 	}
 	return nil
+}
+
+// decodeSpan decodes a span's buffer into s.evs and s.outs and returns
+// where its incoming message ID is. The buffer is the reader's own
+// encoding, complete by construction.
+func (s *jfrSource) decodeSpan(js *jfrSpan) (in bufRange) {
+	b := js.buf
+	s.evs, s.outs = s.evs[:0], s.outs[:0]
+	pos := 0
+	uvarint := func() uint64 {
+		v, n := binary.Uvarint(b[pos:])
+		pos += n
+		return v
+	}
+	bytesAt := func() bufRange {
+		n := int(uvarint())
+		r := span32(pos, pos+n)
+		pos += n
+		return r
+	}
+	for pos < len(b) {
+		tag := b[pos]
+		pos++
+		if tag == recordEntry {
+			in = bytesAt()
+			for range uvarint() {
+				s.outs = append(s.outs, bytesAt())
+			}
+			continue
+		}
+		thread := uint32(uvarint())
+		clk := s.clocks[uvarint()]
+		ticks, n := binary.Varint(b[pos:])
+		ticks += clk.StartTicks
+		pos += n
+		tps := clk.TicksPerSecond
+		e := jfrEvent{kind: flowspec.Kind(tag - 1), thread: thread, wall: clk.Nanos(ticks),
+			// The tick counter is the node's monotonic clock, in ns
+			// without overflowing for large tick values.
+			nano: ticks/tps*1e9 + ticks%tps*1e9/tps}
+		e.msg = bytesAt()
+		e.text = bytesAt()
+		s.evs = append(s.evs, e)
+	}
+	return in
 }

@@ -22,6 +22,10 @@ type Options struct {
 	// an input's size is unknown), during the merging pass the events
 	// merged and the total the first pass counted.
 	Progress func(pass int, done, total int64)
+	// TempDir is where the first pass writes the spans it read for the
+	// second (replay.go); "" is os.TempDir(). The files are removed when
+	// Merge returns.
+	TempDir string
 }
 
 // Event is one event of a trace.
@@ -203,6 +207,14 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	allCorrected := true               // every input is a cut: its clock is corrected
 	var fatal []error
 	m.Numbers = make([]int, n)
+	logs := make([]*loggingSource, n) // the spans of pass 1, replayed in pass 2
+	defer func() {
+		for _, l := range logs {
+			if l != nil {
+				l.log.remove()
+			}
+		}
+	}()
 	for i, in := range inputs {
 		m.Numbers[i] = -1
 		m.Nodes[i] = nodeNameOf(in.Name)
@@ -213,7 +225,16 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			continue
 		}
 		_, recordings[i] = src.(*jfrSource)
-		ins = append(ins, &pass1Input{src: newReadAhead(src), i: i})
+		log, err := newSpanLog(m.opts.TempDir)
+		if err != nil {
+			src.Close()
+			for _, in := range ins {
+				in.src.Close()
+			}
+			return m, err
+		}
+		logs[i] = &loggingSource{source: src, log: log}
+		ins = append(ins, &pass1Input{src: newReadAhead(logs[i]), i: i})
 	}
 	advance := func(in *pass1Input) {
 		err := in.src.next(&in.sp)
@@ -330,7 +351,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for range m.ids.Len() {
 		m.trace.Append(-1)
 	}
-	return m, m.pass2(inputs, failed, fn)
+	return m, m.pass2(logs, fn)
 }
 
 // compareIDs orders message IDs as people read them: runs of digits by
@@ -546,27 +567,31 @@ type openTrace struct {
 }
 
 type pass2Input struct {
-	failed bool // pass 1 already reported its error
-	src    source
-	sp     rawSpan
-	have   bool
-	endAt  int64 // the next span's last event, corrected
-	span   uint32
-	node   uint16
+	reported error // the input's end, which pass 1 already reported
+	src      source
+	sp       rawSpan
+	have     bool
+	endAt    int64 // the next span's last event, corrected
+	span     uint32
+	node     uint16
 }
 
-func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) error {
+// pass2 replays the spans pass 1 logged; an input's end (io.EOF or the
+// error pass 1 reported already) comes at the same point.
+func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 	var ins []*pass2Input
-	for i, in := range inputs {
-		if failed[i] == 1 {
+	for i, l := range logs {
+		if l == nil {
 			continue
 		}
-		src, err := openSource(in)
+		if err := l.log.finish(); err != nil {
+			return err
+		}
+		src, err := newReplaySource(l.log, l.endErr)
 		if err != nil {
-			m.Errors = append(m.Errors, err)
-			continue
+			return err
 		}
-		ins = append(ins, &pass2Input{src: newReadAhead(src), node: uint16(i), failed: failed[i] == 2})
+		ins = append(ins, &pass2Input{src: newReadAhead(src), node: uint16(i), reported: l.endErr})
 	}
 	defer func() {
 		for _, in := range ins {
@@ -579,7 +604,7 @@ func (m *Merger) pass2(inputs []Input, failed []uint8, fn func(*Trace) error) er
 		if in.have {
 			in.endAt = m.correct(in.node, in.sp.lastWall)
 		}
-		if err != nil && !errors.Is(err, io.EOF) && !in.failed {
+		if err != nil && !errors.Is(err, io.EOF) && err != in.reported {
 			m.Errors = append(m.Errors, err)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
 
-// Input is one node's recording. Merge opens it twice (once per pass), so
-// Open must return the same content each time.
+// Input is one node's recording. Merge opens and reads it once: the
+// second pass replays the spans the first read (replay.go).
 type Input struct {
 	// Name is the file name; without its extension it is the node name
 	// when the recording does not name its node.

@@ -34,6 +34,49 @@ type Stats struct {
 	acquire, fail, held       acc
 
 	interceptors map[string]map[string]*acc // trace tag -> Command@Interceptor -> self time (ns)
+
+	scratch statsScratch
+}
+
+// statsScratch holds Add's per-trace tables, reused from trace to trace:
+// a merge of ten million messages would otherwise make a dozen small maps
+// per trace.
+type statsScratch struct {
+	incoming smallMap[spanKey, *Event]
+	msgTags  smallMap[spanKey, []string]
+	byNode   smallMap[uint16, []reception]
+	tagSet   smallMap[string, struct{}]
+	spans    smallMap[SpanRef, serviceSpan]
+	handling smallMap[int32, []spanKey]
+	spanTags smallMap[spanKey, []string]
+	nodes    smallMap[uint16, struct{}]
+	segments smallMap[threadKey, segment]
+	sorted   []*Event
+	matched  []bool
+	nodeList []uint16
+}
+
+// segment is the part of a thread's work in a trace up to its
+// WorkComplete (or its last event).
+type segment struct {
+	start, last int64
+	open        bool
+}
+
+// reception is one copy of a message that arrived at a node.
+type reception struct {
+	ev      *Event // when the copy arrived
+	handle  *Event // the handling, nil for a discard
+	discard bool
+}
+
+// serviceSpan is the monotonic extent of a span that received a message.
+type serviceSpan struct{ first, last int64 }
+
+// threadKey is one node's thread.
+type threadKey struct {
+	node   uint16
+	thread uint32
 }
 
 // NewStats returns empty statistics.
@@ -118,18 +161,21 @@ func (s *Stats) Add(t *Trace) {
 func (s *Stats) addMessages(t *Trace) {
 	evs := t.Events
 	// Per span: its Incoming, its message tags.
-	incoming := make(map[spanKey]*Event)
-	msgTags := make(map[spanKey][]string)
+	sc := &s.scratch
+	sc.incoming.reset()
+	sc.msgTags.reset()
+	incoming, msgTags := &sc.incoming, &sc.msgTags
 	for i := range evs {
 		e := &evs[i]
 		k := spanKey{e.Node, e.Span}
 		switch e.Kind {
 		case flowspec.Received:
-			if incoming[k] == nil {
-				incoming[k] = e
+			if in, _ := incoming.at(k); *in == nil {
+				*in = e
 			}
 		case flowspec.MessageTag:
-			msgTags[k] = append(msgTags[k], e.Text)
+			tags, _ := msgTags.at(k)
+			*tags = append(*tags, e.Text)
 		}
 	}
 	s.missing = t.m.MissingNodes
@@ -142,15 +188,12 @@ func (s *Stats) addMessages(t *Trace) {
 			}
 		}
 	}
-	type reception struct {
-		ev      *Event // when the copy arrived
-		handle  *Event // the handling, nil for a discard
-		discard bool
-	}
+	var sends []*Event
 	for _, k := range t.Messages {
-		var sends []*Event
-		byNode := make(map[uint16][]reception)
-		tagSet := make(map[string]bool)
+		sends = sends[:0]
+		sc.byNode.reset()
+		sc.tagSet.reset()
+		byNode, tagSet := &sc.byNode, &sc.tagSet
 		for i := range evs {
 			e := &evs[i]
 			if e.Msg != k {
@@ -162,17 +205,19 @@ func (s *Stats) addMessages(t *Trace) {
 				sends = append(sends, e)
 			case flowspec.HandleStart:
 				r := reception{ev: e, handle: e}
-				if in := incoming[sk]; in != nil {
+				if in := incoming.get(sk); in != nil {
 					r.ev = in
 				}
-				byNode[e.Node] = append(byNode[e.Node], r)
-				for _, tg := range msgTags[sk] {
-					tagSet[tg] = true
+				recs, _ := byNode.at(e.Node)
+				*recs = append(*recs, r)
+				for _, tg := range msgTags.get(sk) {
+					tagSet.at(tg)
 				}
 			case flowspec.Discard:
-				byNode[e.Node] = append(byNode[e.Node], reception{ev: e, discard: true})
-				for _, tg := range msgTags[sk] {
-					tagSet[tg] = true
+				recs, _ := byNode.at(e.Node)
+				*recs = append(*recs, reception{ev: e, discard: true})
+				for _, tg := range msgTags.get(sk) {
+					tagSet.at(tg)
 				}
 			}
 		}
@@ -183,20 +228,17 @@ func (s *Stats) addMessages(t *Trace) {
 				s.notSent++
 			}
 		}
-		if len(byNode) == 0 {
+		if byNode.len() == 0 {
 			if involvesMissing {
 				s.toMissing++
 			} else {
 				s.notReceived++
 			}
 		}
-		if len(sends) == 0 || len(byNode) == 0 {
+		if len(sends) == 0 || byNode.len() == 0 {
 			continue
 		}
-		tags := make([]string, 0, len(tagSet))
-		for tg := range tagSet {
-			tags = append(tags, tg)
-		}
+		tags := slices.Clone(tagSet.keys)
 		if len(tags) == 0 {
 			tags = append(tags, "-no-tag-")
 		}
@@ -208,15 +250,14 @@ func (s *Stats) addMessages(t *Trace) {
 			}
 		}
 		from := t.NodeName(first)
-		sorted := slices.Clone(sends)
+		sorted := append(sc.sorted[:0], sends...)
+		sc.sorted = sorted
 		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmp.Compare(a.Wall, b.Wall) })
-		nodes := make([]uint16, 0, len(byNode))
-		for n := range byNode {
-			nodes = append(nodes, n)
-		}
+		nodes := append(sc.nodeList[:0], byNode.keys...)
+		sc.nodeList = nodes
 		slices.Sort(nodes)
 		for _, n := range nodes {
-			recs := byNode[n]
+			recs := byNode.get(n)
 			slices.SortStableFunc(recs, func(a, b reception) int { return cmp.Compare(a.ev.Wall, b.ev.Wall) })
 			to := t.m.Nodes[n]
 			var rc RouteCounts
@@ -227,7 +268,9 @@ func (s *Stats) addMessages(t *Trace) {
 			// unmatched transmissions before the last matched one are
 			// lost; those after it were not addressed to this node (a
 			// retransmission to another receiver).
-			matched := make([]bool, len(sorted))
+			matched := sc.matched[:0]
+			matched = append(matched, make([]bool, len(sorted))...)
+			sc.matched = matched
 			lastMatched := -1
 			type sample struct {
 				from string
@@ -323,31 +366,31 @@ func (s *Stats) tag(name string) *tagStats {
 // message: from its receipt to its last event, on the node's monotonic
 // clock.
 func (s *Stats) addServices(t *Trace) {
-	type span struct{ first, last int64 }
-	spans := make(map[SpanRef]*span)
-	var order []SpanRef
+	spans := &s.scratch.spans
+	spans.reset()
 	for i := range t.Events {
 		e := &t.Events[i]
 		ref := SpanRef{e.Node, e.Span}
-		sp := spans[ref]
-		if sp == nil {
+		i := spans.find(ref)
+		if i < 0 {
 			if !isReceipt(e.Kind) || e.Ordinal == 0 {
 				continue // the span did not start with a receipt
 			}
-			sp = &span{first: e.Nano, last: e.Nano}
-			spans[ref] = sp
-			order = append(order, ref)
+			sp, _ := spans.at(ref)
+			*sp = serviceSpan{first: e.Nano, last: e.Nano}
+			continue
 		}
+		sp := &spans.vals[i]
 		sp.first, sp.last = min(sp.first, e.Nano), max(sp.last, e.Nano)
 	}
-	for _, ref := range order {
+	for i, ref := range spans.keys {
 		name := t.m.Nodes[ref.Node]
 		d := s.services[name]
 		if d == nil {
 			d = &dist{}
 			s.services[name] = d
 		}
-		d.add(spans[ref].last - spans[ref].first)
+		d.add(spans.vals[i].last - spans.vals[i].first)
 	}
 }
 
@@ -379,26 +422,30 @@ func (s *Stats) addTrace(t *Trace) {
 	ts.msgs.add(float64(len(t.Messages)))
 	// Tag combination of each message: the message tags of the spans that
 	// handle it.
-	handling := make(map[int32][]spanKey)
-	spanTags := make(map[spanKey][]string)
-	nodes := make(map[uint16]bool)
+	sc := &s.scratch
+	sc.handling.reset()
+	sc.spanTags.reset()
+	sc.nodes.reset()
+	handling, spanTags, nodes := &sc.handling, &sc.spanTags, &sc.nodes
 	for i := range t.Events {
 		e := &t.Events[i]
-		nodes[e.Node] = true
+		nodes.at(e.Node)
 		sk := spanKey{e.Node, e.Span}
 		switch e.Kind {
 		case flowspec.HandleStart:
 			if e.Msg >= 0 {
-				handling[e.Msg] = append(handling[e.Msg], sk)
+				h, _ := handling.at(e.Msg)
+				*h = append(*h, sk)
 			}
 		case flowspec.MessageTag:
-			spanTags[sk] = append(spanTags[sk], e.Text)
+			tags, _ := spanTags.at(sk)
+			*tags = append(*tags, e.Text)
 		}
 	}
 	for _, k := range t.Messages {
 		var tags []string
-		for _, sk := range handling[k] {
-			for _, tg := range spanTags[sk] {
+		for _, sk := range handling.get(k) {
+			for _, tg := range spanTags.get(sk) {
 				if !slices.Contains(tags, tg) {
 					tags = append(tags, tg)
 				}
@@ -411,32 +458,30 @@ func (s *Stats) addTrace(t *Trace) {
 		}
 		ts.combos[combo]++
 	}
-	ts.nodes.add(float64(len(nodes)))
+	ts.nodes.add(float64(nodes.len()))
 	// A "thread" is a segment of one node's thread ending with
 	// TPComplete (or the thread's last event in the trace); processing is
 	// the sum of the segments' lengths.
-	type th struct {
-		node   uint16
-		thread uint32
-	}
-	startOf := make(map[th]int64)
-	lastOf := make(map[th]int64)
+	threads := &sc.segments
+	threads.reset()
 	segments, processing := 0, int64(0)
 	for i := range t.Events {
 		e := &t.Events[i]
-		k := th{e.Node, e.Thread}
-		if _, ok := startOf[k]; !ok {
-			startOf[k] = e.Nano
+		seg, _ := threads.at(threadKey{e.Node, e.Thread})
+		if !seg.open {
+			seg.start, seg.open = e.Nano, true
 			segments++
 		}
-		lastOf[k] = e.Nano
+		seg.last = e.Nano
 		if e.Kind == flowspec.WorkComplete {
-			processing += e.Nano - startOf[k]
-			delete(startOf, k)
+			processing += e.Nano - seg.start
+			seg.open = false
 		}
 	}
-	for k, start := range startOf {
-		processing += lastOf[k] - start
+	for _, seg := range threads.vals {
+		if seg.open {
+			processing += seg.last - seg.start
+		}
 	}
 	ts.threads.add(float64(segments))
 	ts.processing.add(float64(processing))

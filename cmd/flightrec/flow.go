@@ -107,12 +107,15 @@ number and two nodes in one recording are refused.
 budget: Go's garbage collector keeps the heap under it, collecting more
 often as the heap nears it, instead of letting the heap grow to twice
 what is live. The default is half the machine's memory (GOMEMLIMIT, when
-set, wins over the default). What the merge must hold is not spilled to
-disk: per message about 26 bytes until the merge has counted it (then
-20), and per recording the spans of up to two chunks (a span's events
-can be written a chunk after its end), about 100 MiB per recording of
-12 MiB chunks; a merge that needs more than the budget goes on, with
-up to half its CPU time spent collecting garbage.`,
+set, wins over the default). Each input is decoded once: the first pass
+writes the spans it reads to a temporary file per input in $TMPDIR
+(some 80% of the recording's size; removed when the merge ends) and the
+merging pass reads them back. What the merge must hold in memory is not
+spilled: per message about 26 bytes until the merge has counted it
+(then 20), and per recording the spans of up to two chunks (a span's
+events can be written a chunk after its end), about 40 MiB per
+recording of 12 MiB chunks; a merge that needs more than the budget
+goes on, with up to half its CPU time spent collecting garbage.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "write the report as JSON")
 		fs.Bool("messages", false, "stats: the messages report")
