@@ -131,7 +131,14 @@ func recorderMetadata() (*jfr.Metadata, uint64, error) {
 		}
 	}
 	for _, name := range append(rawTypeNames, declaredTypes...) {
-		if _, err := b.AddJDKEvent(name); err != nil {
+		var err error
+		if k, ok := goTracedKinds[name]; ok {
+			et, _ := gotrace.GoEventType(k)
+			_, err = b.AddEvent(et)
+		} else {
+			_, err = b.AddJDKEvent(name)
+		}
+		if err != nil {
 			return nil, 0, err
 		}
 	}

@@ -28,9 +28,14 @@ import (
 // recording wants it. If the program traces itself already, the tracer
 // does not run and jdk.ActiveSetting says why.
 
-// tracerTypeNames are the JDK types only the execution tracer produces.
+// tracerTypeNames are the types only the execution tracer produces: JDK
+// types, and go.* types for what has no JDK twin (goTracedKinds).
 var tracerTypeNames = []string{"jdk.JavaMonitorEnter", "jdk.JavaMonitorWait", "jdk.ThreadPark", "jdk.ThreadSleep",
-	"jdk.ExecuteVMOperation", "jdk.SafepointBegin", "jdk.SafepointEnd"}
+	"jdk.ExecuteVMOperation", "jdk.SafepointBegin", "jdk.SafepointEnd", "go.MarkAssist", "go.NetworkWait"}
+
+// goTracedKinds are the tracer's types that are not JDK types, declared
+// as gotrace declares them (gotrace.GoEventType).
+var goTracedKinds = map[string]gotrace.Kind{"go.MarkAssist": gotrace.MarkAssist, "go.NetworkWait": gotrace.NetworkWait}
 
 // tracerThresholds are the profile preset's thresholds of the tracer's
 // types, the JDK profile's: 10 ms for waits, every VM operation and
@@ -38,6 +43,10 @@ var tracerTypeNames = []string{"jdk.JavaMonitorEnter", "jdk.JavaMonitorWait", "j
 var tracerThresholds = map[string]time.Duration{
 	"jdk.JavaMonitorEnter": 10 * time.Millisecond, "jdk.JavaMonitorWait": 10 * time.Millisecond,
 	"jdk.ThreadPark": 10 * time.Millisecond, "jdk.ThreadSleep": 10 * time.Millisecond,
+	// A goroutine made to assist the GC's marking for 5 ms is allocating
+	// faster than the GC keeps up with; a network wait of 20 ms is
+	// jdk.SocketRead's default threshold.
+	"go.MarkAssist": 5 * time.Millisecond, "go.NetworkWait": 20 * time.Millisecond,
 }
 
 // tracedKinds maps the recorder's types to the converter's kinds. While
@@ -46,6 +55,7 @@ var tracedKinds = map[string]gotrace.Kind{
 	"jdk.JavaMonitorEnter": gotrace.MonitorEnter, "jdk.JavaMonitorWait": gotrace.MonitorWait, "jdk.ThreadPark": gotrace.ThreadPark,
 	"jdk.ThreadSleep": gotrace.ThreadSleep, "jdk.ExecuteVMOperation": gotrace.VMOperation, "jdk.SafepointBegin": gotrace.SafepointBegin,
 	"jdk.SafepointEnd": gotrace.SafepointEnd, "jdk.GarbageCollection": gotrace.GarbageCollection, "jdk.GCPhasePause": gotrace.GCPhasePause,
+	"go.MarkAssist": gotrace.MarkAssist, "go.NetworkWait": gotrace.NetworkWait,
 }
 
 // maxTraceLag is how far behind the converter may fall before the watchdog

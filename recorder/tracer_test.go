@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"github.com/flightrec/flightrec/internal/jfrstack"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -242,4 +243,64 @@ func TestTracerFlightRecorder(t *testing.T) {
 			t.Fatalf("the program's trace: %v", err)
 		}
 	}
+}
+
+// waitForPeer reads one byte from c, which its peer writes late.
+//
+//go:noinline
+func waitForPeer(c net.Conn) { c.Read(make([]byte, 1)) }
+
+// TestTracerNetworkWait records with the profile preset: a goroutine
+// waiting 150 ms in the network poller gives a go.NetworkWait of Go's own
+// type (no JDK twin: no peer or byte count is invented), on its goroutine
+// and with its stack, which our reader and jfr read.
+func TestTracerNetworkWait(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	data := recordProfile(t, func() {
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s := <-accepted
+		if s == nil {
+			t.Fatal("accept failed")
+		}
+		defer s.Close()
+		go func() { time.Sleep(150 * time.Millisecond); s.Write([]byte{1}) }()
+		waitForPeer(c)
+		time.Sleep(1200 * time.Millisecond) // the trace's generation ends, the converter catches up
+	})
+	var waits []time.Duration
+	eachEvent(t, data, func(ev *jfr.Event) {
+		if ev.Type.Name != "go.NetworkWait" {
+			return
+		}
+		st, _ := ev.Field("stackTrace")
+		fr, _ := st.Field("frames")
+		for _, f := range fr.Elems() {
+			m, _ := f.Field("method")
+			n, _ := m.Field("name")
+			if jfrstack.Text(n) == "waitForPeer" {
+				waits = append(waits, ev.Duration())
+			}
+		}
+	})
+	if len(waits) != 1 || waits[0] < 120*time.Millisecond || waits[0] > 2*time.Second {
+		t.Errorf("go.NetworkWait in waitForPeer: %v, want one of about 150 ms", waits)
+	}
+	checkSummary(t, writeTemp(t, data))
 }

@@ -14,6 +14,14 @@ import (
 	"github.com/flightrec/flightrec/jfr"
 )
 
+// GoEventType returns the event type of a kind that has no JDK twin
+// (go.MarkAssist, go.NetworkWait), as files declare it; false for the
+// kinds written in a JDK type's layout.
+func GoEventType(k Kind) (jfr.EventType, bool) {
+	et, ok := goEvents[k]
+	return et, ok
+}
+
 // goEvents are the event types of what Go has and the JDK has no twin for.
 var goEvents = map[Kind]jfr.EventType{
 	MarkAssist: {Name: kindNames[MarkAssist], Label: "GC Mark Assist", Category: []string{"Go", "GC"}, Timed: true, Thread: true, StackTrace: true,
