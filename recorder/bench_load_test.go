@@ -28,6 +28,11 @@ func loadRecording(b *testing.B, body func() int64) {
 		b.Fatal(err)
 	}
 	dropped0 := theSession.s.DroppedEvents.Load()
+	for i := range phaseMax {
+		phaseMax[i].Store(0)
+	}
+	phaseLog.Store(true)
+	defer phaseLog.Store(false)
 	// The gaps between flushpoints count from here.
 	last := clock.Now()
 	b.ResetTimer()
@@ -51,6 +56,12 @@ func loadRecording(b *testing.B, body func() int64) {
 		}
 	}
 	b.ReportMetric(float64(maxGap)/float64(theSession.tps)*1e3, "max-flush-gap-ms")
+	if testing.Verbose() {
+		// Where the longest gap went: the longest of each part of a flush.
+		for i, name := range phaseNames {
+			b.Logf("longest %s: %v", name, time.Duration(phaseMax[i].Load()))
+		}
+	}
 	b.ReportMetric(100*float64(dropped)/float64(emitted), "drop-%")
 	b.ReportMetric(100*float64(pools)/float64(len(data)), "pool-%")
 	b.ReportMetric(float64(len(chunks)), "chunks")

@@ -3,7 +3,9 @@ package recorder
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
+	"time"
 
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -48,6 +50,11 @@ type fileSink struct {
 	opened bool  // a chunk has been written
 	hdr    [jfr.HeaderSize]byte
 	buf    []byte
+	// steps are the chunk writer's while it writes a segment: pinned,
+	// writes go through writeAt.
+	steps   *steps
+	slowRaw bool // rawSlowWrites raw writes in a row took over rawWriteSlow
+	slowRun int  // raw writes in a row that took over rawWriteSlow
 }
 
 // sinkFile is what fileSink needs of an *os.File.
@@ -90,10 +97,16 @@ func putFiller(b []byte, n int64) {
 // layoutSegment gathers seg's bytes into s.buf, followed by the header of
 // a filler up to resEnd if room is left, for a segment written at off.
 func (s *fileSink) layoutSegment(seg segment, off int64) []byte {
-	// Pinned, in steps, as the flusher's other work (steps.go).
-	st := newSteps()
+	// Pinned, in steps, as the flusher's other work (steps.go): the
+	// chunk writer's steps, which stay pinned, or its own.
+	st := s.steps
+	if st == nil {
+		st = newSteps()
+	}
+	if !st.pinned {
+		defer st.end()
+	}
 	st.begin()
-	defer st.end()
 	b := s.buf[:0]
 	for _, p := range seg.parts {
 		b = append(b, p...)
@@ -118,12 +131,12 @@ func (s *fileSink) fits(n int64) bool {
 // grow extends the reservation so that n bytes fit.
 func (s *fileSink) grow(n int64) error {
 	newEnd := s.end + n + fillerHeaderSize + max(minGrowth, n)
-	if err := s.f.Truncate(newEnd); err != nil {
+	if err := s.truncate(newEnd); err != nil {
 		return err
 	}
 	var fh [fillerHeaderSize]byte
 	putFiller(fh[:], newEnd-s.end)
-	if _, err := s.f.WriteAt(fh[:], s.end); err != nil {
+	if err := s.writeAt(fh[:], s.end); err != nil {
 		return err
 	}
 	s.resEnd = newEnd
@@ -144,8 +157,7 @@ func setSize(h []byte, size int64, last bool) {
 // marked as the file's last chunk.
 func (s *fileSink) writeHeader(size int64) error {
 	setSize(s.hdr[:], size, true)
-	_, err := s.f.WriteAt(s.hdr[:], s.start)
-	return err
+	return s.writeAt(s.hdr[:], s.start)
 }
 
 // write adds a segment to the file.
@@ -161,10 +173,10 @@ func (s *fileSink) write(seg segment) error {
 		b := s.layoutSegment(seg, 0)
 		copy(s.hdr[:], seg.header)
 		setSize(b, s.resEnd, true)
-		if _, err := s.f.WriteAt(b, 0); err != nil {
+		if err := s.writeAt(b, 0); err != nil {
 			return err
 		}
-		if err := s.f.Truncate(s.resEnd); err != nil {
+		if err := s.truncate(s.resEnd); err != nil {
 			return err
 		}
 		s.opened, s.start, s.end = true, 0, n
@@ -186,10 +198,10 @@ func (s *fileSink) write(seg segment) error {
 		}
 		setSize(b, s.resEnd-at, true)
 	}
-	if _, err := s.f.WriteAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
+	if err := s.writeAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
 		return err
 	}
-	if _, err := s.f.WriteAt(b[:fillerHeaderSize], at); err != nil {
+	if err := s.writeAt(b[:fillerHeaderSize], at); err != nil {
 		return err
 	}
 	s.end = at + n
@@ -197,7 +209,7 @@ func (s *fileSink) write(seg segment) error {
 		// The previous chunk ends where this one starts, and is no longer
 		// the last.
 		setSize(s.hdr[:], at-s.start, false)
-		if _, err := s.f.WriteAt(s.hdr[:], s.start); err != nil {
+		if err := s.writeAt(s.hdr[:], s.start); err != nil {
 			return err
 		}
 		s.start = at
@@ -220,5 +232,87 @@ func (s *fileSink) close() error {
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// Pinned file writes (steps.go): the chunk writer keeps its P through a
+// flush, so that goroutines that never block do not queue it behind them.
+// A write through the scheduler would let it retake the P once the write
+// lasts a sysmon tick (20 us or more), and the writer would come back
+// from it in the global run queue. Pinned, writes are raw pwrite calls of
+// at most rawWriteMax bytes, a step each (to tmpfs or the page cache,
+// 256 KiB take about 0.1 ms). A raw write holds the P and delays a
+// stop-the-world (GC) until it returns: a file on a device slow enough
+// that rawSlowWrites writes in a row take over rawWriteSlow each
+// (writeback throttling, a network file system) is written through the
+// scheduler from then on. One slow write proves little on a loaded
+// machine, where the thread itself waits for a CPU.
+const (
+	rawWriteMax   = 256 << 10
+	rawWriteSlow  = 20 * time.Millisecond
+	rawSlowWrites = 3
+)
+
+// rawFile returns the file to write with raw syscalls, or nil.
+func (s *fileSink) rawFile() *os.File {
+	f, isFile := s.f.(*os.File)
+	if st := s.steps; st == nil || !st.pinned || !isFile || !rawWriteLinked || s.slowRaw {
+		return nil
+	}
+	return f
+}
+
+// truncate sets the file's size.
+func (s *fileSink) truncate(size int64) error {
+	f := s.rawFile()
+	if f == nil {
+		return s.unpinned(func() error { return s.f.Truncate(size) })
+	}
+	t := time.Now()
+	err := rawFtruncate(f, size)
+	s.timed(t)
+	return err
+}
+
+// writeAt writes b at off.
+func (s *fileSink) writeAt(b []byte, off int64) error {
+	f := s.rawFile()
+	if f == nil {
+		return s.unpinned(func() error {
+			_, err := s.f.WriteAt(b, off)
+			return err
+		})
+	}
+	for len(b) > 0 {
+		t := time.Now()
+		n, err := rawPwrite(f, b[:min(len(b), rawWriteMax)], off)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return &os.PathError{Op: "write", Path: f.Name(), Err: io.ErrShortWrite}
+		}
+		s.timed(t)
+		b, off = b[n:], off+int64(n)
+		s.steps.point()
+	}
+	return nil
+}
+
+// timed notes how long a raw write begun at t took.
+func (s *fileSink) timed(t time.Time) {
+	phaseSince(phaseRawWrite, t)
+	if time.Since(t) <= rawWriteSlow {
+		s.slowRun = 0
+		return
+	}
+	s.slowRun++
+	s.slowRaw = s.slowRun >= rawSlowWrites
+}
+
+// unpinned runs f, which may block, unpinned when the writer is pinned.
+func (s *fileSink) unpinned(f func() error) error {
+	var err error
+	s.steps.unpinned(func() { err = f() })
 	return err
 }
