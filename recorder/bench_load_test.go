@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +18,13 @@ func loadRecording(b *testing.B, body func() int64) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		dir = b.TempDir()
 	}
-	path := filepath.Join(dir, "flightrec-bench.jfr")
+	// A name of its own: other runs of the benchmark may share the machine.
+	f, err := os.CreateTemp(dir, "flightrec-bench-*.jfr")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	path := f.Name()
 	defer os.Remove(path)
 	rec, err := Start(WithFile(path), WithSettings(Settings{
 		"*": {Enabled: Bool(false)}, "bench.Event": {Enabled: Bool(true)},
