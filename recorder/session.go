@@ -389,7 +389,14 @@ var tickedAt atomic.Int64
 // forwardTicks sends on ticks once interval has passed since the last
 // flush (flushedAt, in Unix nanoseconds), until done is closed.
 func forwardTicks(interval, flushedAt *atomic.Int64, ticks chan<- struct{}, done <-chan struct{}) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+		}
 		d := time.Duration(interval.Load())
 		if wait := time.Until(time.Unix(0, flushedAt.Load()).Add(d)); wait > 0 {
 			d = wait
@@ -400,12 +407,7 @@ func forwardTicks(interval, flushedAt *atomic.Int64, ticks chan<- struct{}, done
 			default:
 			}
 		}
-		time.Sleep(d)
-		select {
-		case <-done:
-			return
-		default:
-		}
+		timer.Reset(d)
 	}
 }
 
