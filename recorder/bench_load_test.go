@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,7 +21,13 @@ func loadRecording(b *testing.B, body func() int64) {
 	if d := os.Getenv("FLIGHTREC_BENCH_DIR"); d != "" {
 		dir = d // a disk rather than tmpfs
 	}
-	path := filepath.Join(dir, "flightrec-bench.jfr")
+	// A name of its own: other runs of the benchmark may share the machine.
+	f, err := os.CreateTemp(dir, "flightrec-bench-*.jfr")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	path := f.Name()
 	defer os.Remove(path)
 	rec, err := Start(WithFile(path), WithSettings(Settings{
 		"*": {Enabled: Bool(false)}, "bench.Event": {Enabled: Bool(true)},
@@ -31,6 +36,11 @@ func loadRecording(b *testing.B, body func() int64) {
 		b.Fatal(err)
 	}
 	dropped0 := theSession.s.DroppedEvents.Load()
+	for i := range phaseMax {
+		phaseMax[i].Store(0)
+	}
+	phaseLog.Store(true)
+	defer phaseLog.Store(false)
 	// The gaps between flushpoints count from here.
 	last := clock.Now()
 	b.ResetTimer()
@@ -54,6 +64,12 @@ func loadRecording(b *testing.B, body func() int64) {
 		}
 	}
 	b.ReportMetric(float64(maxGap)/float64(theSession.tps)*1e3, "max-flush-gap-ms")
+	if testing.Verbose() {
+		// Where the longest gap went: the longest of each part of a flush.
+		for i, name := range phaseNames {
+			b.Logf("longest %s: %v", name, time.Duration(phaseMax[i].Load()))
+		}
+	}
 	b.ReportMetric(100*float64(dropped)/float64(emitted), "drop-%")
 	b.ReportMetric(100*float64(pools)/float64(len(data)), "pool-%")
 	b.ReportMetric(float64(len(chunks)), "chunks")

@@ -99,12 +99,16 @@ func contentType(c string) jfr.ContentType {
 	return jfr.ContentType{Annotation: t[0], Unit: t[1]}
 }
 
-// metadata rebuilds the metadata when event types were registered.
+// metadata rebuilds the metadata when event types were registered:
+// unpinned, as it takes the registry's lock.
 func (cb *chunkBuilder) metadata() error {
-	if _, version := batch.Types(); version == cb.mdVersion {
+	if batch.TypesVersion() == cb.mdVersion {
 		return nil
 	}
-	md, version, err := recorderMetadata()
+	var md *jfr.Metadata
+	var version uint64
+	var err error
+	cb.steps.unpinned(func() { md, version, err = recorderMetadata() })
 	if err != nil {
 		return err
 	}
@@ -402,6 +406,14 @@ func (cb *chunkBuilder) flush(in chunkInput, cut bool, deliver func(segment)) er
 }
 
 func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) error {
+	// Pinned, in steps (steps.go): the gathered records' constants are
+	// most of a flush's work. A caller that came pinned (the chunk
+	// writer) leaves pinned.
+	st := cb.steps
+	if !st.pinned {
+		defer st.end()
+	}
+	st.begin()
 	version := cb.mdVersion
 	if err := cb.metadata(); err != nil {
 		return err
@@ -423,12 +435,6 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		clear(cb.threads)
 		cb.namesVersion = v
 	}
-	// The rest but the recorder's own events and delivery is pinned, in
-	// steps (steps.go): the gathered records' constants are most of a
-	// flush's work.
-	st := cb.steps
-	st.begin()
-	defer st.end()
 	if cb.w == nil {
 		cb.w = jfr.NewWriter(&cb.out, &jfr.WriterOptions{TicksPerSecond: ss.tps, StartNanos: ss.anchor.UnixNanos, StartTicks: ss.anchor.Ticks})
 	}
@@ -487,8 +493,13 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		i += 2 + n
 		st.point()
 	}
-	// The recorder's own events are few, and take locks.
-	st.end()
+	// The recorder's own events are few. Those of a chunk's start and
+	// end, CPU samples, traced events and changed settings take locks,
+	// make syscalls or call fmt: then they are written unpinned.
+	settingsChanged := !maps.Equal(ch.settings, in.settings)
+	if ch.first || cut || len(in.samples) > 0 || len(in.traced) > 0 || settingsChanged {
+		st.settle()
+	}
 	at := func(name string) bool { _, ok := in.settings[name]; return ok }
 	ev := func(name string, vals ...jfr.Value) {
 		if p.err == nil {
@@ -555,7 +566,7 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 				jfr.IntValue(jfr.KindLong, time.Since(r.start).Milliseconds()))
 		}
 	}
-	if at("jdk.ActiveSetting") && !maps.Equal(ch.settings, in.settings) {
+	if at("jdk.ActiveSetting") && settingsChanged {
 		ch.settings = in.settings
 		for _, c := range cb.md.EventTypes() {
 			if slices.Contains(declaredTypes, c.Name) {
@@ -597,7 +608,6 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 		}
 		ch.open = false
 	}
-	st.end()
 	deliver(segment{first: ch.first, parts: cb.out.parts, header: w.Header(), closed: cut, recs: in.recs})
 	ch.first = false
 	return nil

@@ -107,6 +107,12 @@ func TestFlushpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			rec.Stop() // a failure must not leave it recording into the next tests
+		}
+	}()
 	const rounds, each = 12, 1000
 	dropped0 := theSession.s.DroppedEvents.Load()
 	for i := range rounds {
@@ -117,7 +123,9 @@ func TestFlushpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		chunks := layout(t, live)
-		if len(chunks) != 1 || chunks[0].flushes != i+1 {
+		// The flusher's own flush, a second after the last, adds one
+		// where a round takes that long (a loaded machine, -race).
+		if len(chunks) != 1 || chunks[0].flushes < i+1 {
 			t.Fatalf("after flushpoint %d: %d chunks, %+v", i+1, len(chunks), chunks)
 		}
 		dropped := int(theSession.s.DroppedEvents.Load() - dropped0)
@@ -126,6 +134,7 @@ func TestFlushpoints(t *testing.T) {
 		}
 	}
 	dropped := int(theSession.s.DroppedEvents.Load() - dropped0)
+	stopped = true
 	if err := rec.Stop(); err != nil {
 		t.Fatal(err)
 	}

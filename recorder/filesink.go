@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"time"
 
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -60,6 +62,11 @@ type fileSink struct {
 	buf    []byte
 	pages  []byte    // reservation pages to write,
 	pclock jfr.Clock // stamped with this clock
+	// steps are the chunk writer's while it writes a segment: pinned,
+	// writes go through writeAt.
+	steps   *steps
+	slowRaw bool // rawSlowWrites raw writes in a row took over rawWriteSlow
+	slowRun int  // raw writes in a row that took over rawWriteSlow
 }
 
 // sinkFile is what fileSink needs of an *os.File.
@@ -115,10 +122,16 @@ func alignUp(n int64) int64 {
 // seg's bytes, and the header of a filler up to resEnd if room is left,
 // for a segment written at off.
 func (s *fileSink) layoutSegment(seg segment, off, pad int64) []byte {
-	// Pinned, in steps, as the flusher's other work (steps.go).
-	st := newSteps()
+	// Pinned, in steps, as the flusher's other work (steps.go): the
+	// chunk writer's steps, which stay pinned, or its own.
+	st := s.steps
+	if st == nil {
+		st = newSteps()
+	}
+	if !st.pinned {
+		defer st.end()
+	}
 	st.begin()
-	defer st.end()
 	b := s.buf[:0]
 	if pad > 0 {
 		// An empty checkpoint record, as after a streamed chunk's header:
@@ -163,7 +176,7 @@ func (s *fileSink) grow(n int64) error {
 	}
 	var fh [fillerHeaderSize]byte
 	jfr.PutFillerHeader(fh[:], newEnd-s.end)
-	if _, err := s.f.WriteAt(fh[:], s.end); err != nil {
+	if err := s.writeAt(fh[:], s.end); err != nil {
 		return err
 	}
 	s.resEnd = newEnd
@@ -184,7 +197,7 @@ func (s *fileSink) writePages(off, end int64) error {
 	}
 	for off < end {
 		b := s.pages[:min(int64(len(s.pages)), end-off)]
-		if _, err := s.f.WriteAt(b, off); err != nil {
+		if err := s.writeAt(b, off); err != nil {
 			return err
 		}
 		off += int64(len(b))
@@ -217,8 +230,7 @@ func setSize(h []byte, size int64, last bool) {
 // marked as the file's last chunk.
 func (s *fileSink) writeHeader(size int64) error {
 	setSize(s.hdr[:], size, true)
-	_, err := s.f.WriteAt(s.hdr[:], s.start)
-	return err
+	return s.writeAt(s.hdr[:], s.start)
 }
 
 // write adds a segment to the file.
@@ -237,7 +249,7 @@ func (s *fileSink) write(seg segment) error {
 		b := s.layoutSegment(seg, 0, 0)
 		b = append(b, make([]byte, s.resEnd-int64(len(b)))...) // the filler's body: the file ends at resEnd
 		setSize(b, s.resEnd, true)
-		if _, err := s.f.WriteAt(b, 0); err != nil {
+		if err := s.writeAt(b, 0); err != nil {
 			return err
 		}
 		s.opened, s.start, s.end = true, 0, n
@@ -265,10 +277,10 @@ func (s *fileSink) write(seg segment) error {
 		}
 		setSize(h, s.resEnd-at-pad, true)
 	}
-	if _, err := s.f.WriteAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
+	if err := s.writeAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
 		return err
 	}
-	if _, err := s.f.WriteAt(b[:fillerHeaderSize], at); err != nil {
+	if err := s.writeAt(b[:fillerHeaderSize], at); err != nil {
 		return err
 	}
 	s.end = at + pad + n
@@ -276,7 +288,7 @@ func (s *fileSink) write(seg segment) error {
 		// The previous chunk ends where this one starts, and is no longer
 		// the last.
 		setSize(s.hdr[:], at+pad-s.start, false)
-		if _, err := s.f.WriteAt(s.hdr[:], s.start); err != nil {
+		if err := s.writeAt(s.hdr[:], s.start); err != nil {
 			return err
 		}
 		s.start = at + pad
@@ -321,14 +333,96 @@ func (s *fileSink) dropReservation() error {
 	if b[4] != 0 || b[5] != jfr.FillerType {
 		return errors.New("internal error: a chunk header does not match the filler")
 	}
-	if _, err := s.f.WriteAt(b[fillerHeaderSize:], s.end+fillerHeaderSize); err != nil {
+	if err := s.writeAt(b[fillerHeaderSize:], s.end+fillerHeaderSize); err != nil {
 		return err
 	}
-	if _, err := s.f.WriteAt(b[:fillerHeaderSize], s.end); err != nil {
+	if err := s.writeAt(b[:fillerHeaderSize], s.end); err != nil {
 		return err
 	}
 	if err := s.writeHeader(s.end - s.start); err != nil {
 		return err
 	}
-	return s.f.Truncate(s.end)
+	return s.truncate(s.end)
+}
+
+// Pinned file writes (steps.go): the chunk writer keeps its P through a
+// flush, so that goroutines that never block do not queue it behind them.
+// A write through the scheduler would let it retake the P once the write
+// lasts a sysmon tick (20 us or more), and the writer would come back
+// from it in the global run queue. Pinned, writes are raw pwrite calls of
+// at most rawWriteMax bytes, a step each (to tmpfs or the page cache,
+// 256 KiB take about 0.1 ms). A raw write holds the P and delays a
+// stop-the-world (GC) until it returns: a file on a device slow enough
+// that rawSlowWrites writes in a row take over rawWriteSlow each
+// (writeback throttling, a network file system) is written through the
+// scheduler from then on. One slow write proves little on a loaded
+// machine, where the thread itself waits for a CPU.
+const (
+	rawWriteMax   = 256 << 10
+	rawWriteSlow  = 20 * time.Millisecond
+	rawSlowWrites = 3
+)
+
+// rawFile returns the file to write with raw syscalls, or nil.
+func (s *fileSink) rawFile() *os.File {
+	f, isFile := s.f.(*os.File)
+	if st := s.steps; st == nil || !st.pinned || !isFile || !rawWriteLinked || s.slowRaw {
+		return nil
+	}
+	return f
+}
+
+// truncate sets the file's size.
+func (s *fileSink) truncate(size int64) error {
+	f := s.rawFile()
+	if f == nil {
+		return s.unpinned(func() error { return s.f.Truncate(size) })
+	}
+	t := time.Now()
+	err := rawFtruncate(f, size)
+	s.timed(t)
+	return err
+}
+
+// writeAt writes b at off.
+func (s *fileSink) writeAt(b []byte, off int64) error {
+	f := s.rawFile()
+	if f == nil {
+		return s.unpinned(func() error {
+			_, err := s.f.WriteAt(b, off)
+			return err
+		})
+	}
+	for len(b) > 0 {
+		t := time.Now()
+		n, err := rawPwrite(f, b[:min(len(b), rawWriteMax)], off)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return &os.PathError{Op: "write", Path: f.Name(), Err: io.ErrShortWrite}
+		}
+		s.timed(t)
+		b, off = b[n:], off+int64(n)
+		s.steps.point()
+	}
+	return nil
+}
+
+// timed notes how long a raw write begun at t took.
+func (s *fileSink) timed(t time.Time) {
+	phaseSince(phaseRawWrite, t)
+	if time.Since(t) <= rawWriteSlow {
+		s.slowRun = 0
+		return
+	}
+	s.slowRun++
+	s.slowRaw = s.slowRun >= rawSlowWrites
+}
+
+// unpinned runs f, which may block, unpinned when the writer is pinned.
+func (s *fileSink) unpinned(f func() error) error {
+	var err error
+	s.steps.unpinned(func() { err = f() })
+	return err
 }

@@ -255,8 +255,12 @@ func markFinal(data []byte) {
 }
 
 // deliver adds a segment of the chunk being written to the recording.
-func (r *Recording) deliver(seg segment, end time.Time) {
-	r.mu.Lock()
+// Pinned (st, the chunk writer's), it settles for what may block: a
+// stream's sink, an error, and ends pinned.
+func (r *Recording) deliver(seg segment, end time.Time, st *steps) {
+	t := phaseStart()
+	st.lock(&r.mu)
+	phaseSince(phaseDeliverLock, t)
 	if seg.first {
 		r.inChunk = true
 	} else if !r.inChunk {
@@ -264,8 +268,16 @@ func (r *Recording) deliver(seg segment, end time.Time) {
 		r.mu.Unlock()
 		return
 	}
+	pinned := st != nil && st.pinned
+	repin := func() {
+		if pinned {
+			st.begin()
+		}
+	}
 	if r.cfg.sink != nil {
+		st.settle()
 		r.cfg.sink(seg)
+		repin()
 	}
 	if seg.closed {
 		r.inChunk = false
@@ -273,9 +285,16 @@ func (r *Recording) deliver(seg segment, end time.Time) {
 	var failed error
 	if r.file != nil {
 		if r.err == nil {
-			if err := r.file.write(seg); err != nil {
+			t := phaseStart()
+			r.file.steps = st
+			err := r.file.write(seg)
+			r.file.steps = nil
+			phaseSince(phaseFileWrite, t)
+			if err != nil {
+				st.settle()
 				r.err = fmt.Errorf("recorder: %s: %w", r.cfg.file, err)
 				failed = r.err
+				repin()
 			}
 		}
 		if r.err != nil {
@@ -288,7 +307,9 @@ func (r *Recording) deliver(seg segment, end time.Time) {
 	}
 	r.mu.Unlock()
 	if failed != nil && r.cfg.onError != nil {
+		st.settle()
 		r.cfg.onError(failed)
+		repin()
 	}
 }
 

@@ -188,10 +188,12 @@ func (rt *runtimeEvents) readSamples() {
 // take returns the runtime records and the CPU samples taken since the
 // last call, and what to say of the sampler (empty when no samples are
 // wanted).
-func (rt *runtimeEvents) take() ([]cpuSample, []jdkRecord, string) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	rt.readSamples()
+// rt.mu is held. Pinned (st, the flusher's), it reads the sampler, which
+// makes syscalls, unpinned.
+func (rt *runtimeEvents) take(st *steps) ([]cpuSample, []jdkRecord, string) {
+	if rt.sampler != nil {
+		st.unpinned(rt.readSamples)
+	}
 	recs, samples := rt.pending, rt.samples
 	rt.pending, rt.samples = nil, nil
 	return samples, recs, rt.samplerStatus
@@ -275,6 +277,24 @@ func readMetric(name string) uint64 {
 	return 0
 }
 
+// loopInterval is how often loop wakes (rt.mu is held): every 10 ms while
+// the CPU sampler runs, whose rings hold a few seconds; else a tenth of
+// the shortest period, from 10 to 100 ms; once a second when nothing is
+// periodic. A goroutine woken by its timer goes to its P's runnext slot,
+// pushing out one readied there before it (the flusher, paused between
+// its steps) to the back of the run queues: loop wakes no more often than
+// it needs to.
+func (rt *runtimeEvents) loopInterval() time.Duration {
+	if rt.sampler != nil {
+		return 10 * time.Millisecond
+	}
+	d := time.Second
+	for _, p := range rt.periods {
+		d = min(d, max(p/10, 10*time.Millisecond), 100*time.Millisecond)
+	}
+	return d
+}
+
 func (rt *runtimeEvents) loop() {
 	defer close(rt.done)
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -301,7 +321,9 @@ func (rt *runtimeEvents) loop() {
 					last[n] = now
 				}
 			}
+			next := rt.loopInterval()
 			rt.mu.Unlock()
+			tick.Reset(next)
 			if due["jdk.CPULoad"] {
 				rt.cpuLoad(now)
 			}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flightrec/flightrec/internal/batch"
@@ -45,6 +46,9 @@ type session struct {
 	chunkClock clock.Calibration // taken at chunkStart, for its header
 	chunk      *chunkBuilder
 	runtime    *runtimeEvents
+	// settings is merged() as of the last change of settings, recordings
+	// or types: the flusher takes it without the locks merged() takes.
+	settings map[string]resolved
 }
 
 var theSession session
@@ -70,6 +74,7 @@ func (ss *session) add(r *Recording) {
 		// take longer than its pinned steps allow for (steps.go); an
 		// error is the first flush's to report.
 		_ = ss.chunk.metadata()
+		ss.settings = ss.merged()
 		ss.stop = make(chan struct{})
 		ss.done = make(chan struct{})
 		ss.flushReq = make(chan flushReq)
@@ -77,7 +82,8 @@ func (ss *session) add(r *Recording) {
 		batch.OnRegister(func(d *batch.Desc) {
 			ss.mu.Lock()
 			defer ss.mu.Unlock()
-			ss.applyTo(d, ss.merged())
+			ss.settings = ss.merged()
+			ss.applyTo(d, ss.settings)
 		})
 		ss.runtime = startRuntimeEvents(ss)
 		go ss.flusher(ss.s, ss.chunk, ss.stop, ss.done, ss.flushReq)
@@ -172,6 +178,7 @@ func (ss *session) applySettings() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	m := ss.merged()
+	ss.settings = m
 	types, _ := batch.Types()
 	for _, d := range types {
 		ss.applyTo(d, m)
@@ -258,8 +265,16 @@ func (ss *session) request(cut bool) {
 func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}, requests chan flushReq) {
 	defer close(done)
 	age, size := ss.chunkLimits()
-	tick := time.NewTicker(min(age, flushInterval))
-	defer tick.Stop()
+	// The flusher waits only on channels that no timer feeds (steps.go:
+	// parking on a timer's channel may end in the global run queue); a
+	// goroutine of its own forwards the ticks.
+	var interval, flushedAt atomic.Int64
+	interval.Store(int64(min(age, flushInterval)))
+	flushedAt.Store(time.Now().UnixNano())
+	ticks := make(chan struct{}, 1)
+	tickerDone := make(chan struct{})
+	go forwardTicks(&interval, &flushedAt, ticks, tickerDone)
+	defer close(tickerDone)
 	// Two gatherings alternate: one filling here, one being written. Each
 	// holds at most a third of the buffers, so the emitters have a third.
 	holdLimit := s.Buffers() / 3
@@ -269,11 +284,12 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	written := make(chan struct{})
 	go ss.chunkWriter(cb, jobs, spare, written)
 	cur := newGathered()
-	// Gathering is pinned, in steps (steps.go).
+	// The flusher runs pinned, in steps, but while it waits (steps.go).
 	st := newSteps()
+	st.begin()
+	defer st.end()
 	drain := func() {
-		st.begin()
-		defer st.end()
+		defer phaseSince(phaseDrain, phaseStart())
 		for {
 			select {
 			case b := <-s.Full:
@@ -287,39 +303,111 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	}
 	flush := func(req flushReq) {
 		drain()
-		st.begin()
+		t := phaseStart()
 		s.Live(func(b *batch.Buffer) {
 			cur.copyLive(b)
 			st.point()
 		})
-		st.end()
-		jobs <- ss.prepareChunk(s, cur, req)
+		phaseSince(phaseLive, t)
+		t = phaseStart()
+		job := ss.prepareChunk(s, cur, req, st)
+		phaseSince(phasePrepare, t)
+		t = phaseStart()
+		send(st, jobs, job)
+		phaseSince(phaseJobSend, t)
 		// Take the other gathering back: this waits only while the
 		// previous flush is still being written.
-		cur = <-spare
-		age, size = ss.chunkLimits()
-		tick.Reset(min(age, flushInterval))
+		t = phaseStart()
+		cur, _ = receive(st, spare)
+		phaseSince(phaseSpareWait, t)
+		age, size = job.maxAge, job.maxSize
+		interval.Store(int64(min(age, flushInterval)))
+		flushedAt.Store(time.Now().UnixNano())
 	}
 	defer func() {
 		close(jobs)
+		st.end()
 		<-written
 	}()
+	const (
+		wake = iota
+		tick
+		request
+		stopped
+	)
 	for {
+		st.point()
+		// Pinned, what is ready is taken without waiting; else the
+		// flusher unpins to park, and pins again once woken.
+		var what int
+		var req flushReq
 		select {
 		case <-s.Wake:
+			what = wake
+		case <-ticks:
+			what = tick
+		case req = <-requests:
+			what = request
+		case <-stop:
+			what = stopped
+		default:
+			st.end()
+			select {
+			case <-s.Wake:
+				what = wake
+			case <-ticks:
+				what = tick
+			case req = <-requests:
+				what = request
+			case <-stop:
+				what = stopped
+			}
+			st.begin()
+		}
+		switch what {
+		case wake:
 			drain()
 			if cur.size >= size || len(cur.held) >= holdLimit {
 				flush(flushReq{})
 			}
-		case <-tick.C:
+		case tick:
 			flush(flushReq{})
-		case req := <-requests:
+			phaseSince(phaseTickLate, time.Unix(0, tickedAt.Load()))
+		case request:
 			flush(req)
-		case <-stop:
+		case stopped:
 			flush(flushReq{cut: true})
 			s.Release()
 			return
 		}
+	}
+}
+
+// tickedAt is when forwardTicks last sent a tick (for phaseTickLate).
+var tickedAt atomic.Int64
+
+// forwardTicks sends on ticks once interval has passed since the last
+// flush (flushedAt, in Unix nanoseconds), until done is closed.
+func forwardTicks(interval, flushedAt *atomic.Int64, ticks chan<- struct{}, done <-chan struct{}) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+		}
+		d := time.Duration(interval.Load())
+		if wait := time.Until(time.Unix(0, flushedAt.Load()).Add(d)); wait > 0 {
+			d = wait
+		} else {
+			select {
+			case ticks <- struct{}{}:
+				tickedAt.Store(time.Now().UnixNano())
+			default:
+			}
+		}
+		timer.Reset(d)
 	}
 }
 
@@ -424,16 +512,30 @@ type chunkJob struct {
 
 // chunkWriter encodes and delivers flushes in order, handing each
 // gathering back through spare once written.
+//
+// A flush is written pinned, in steps, but for what may block (steps.go).
 func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare chan<- *gathered, written chan<- struct{}) {
 	defer close(written)
-	for j := range jobs {
+	st := cb.steps
+	st.begin()
+	defer st.end()
+	for {
+		j, ok := receive(st, jobs)
+		if !ok {
+			return
+		}
+		t := phaseStart()
 		ss.writeFlush(cb, j)
-		batch.SweepNames()
+		phaseSince(phaseWriteFlush, t)
 		j.in.recs.reset(j.in.dropped)
-		spare <- j.in.recs
+		// Names retired long enough ago are forgotten; when the names
+		// are locked, at the next flush.
+		batch.TrySweepNames()
 		if j.req.ack != nil {
 			close(j.req.ack)
 		}
+		send(st, spare, j.in.recs)
+		st.point()
 	}
 }
 
@@ -442,6 +544,11 @@ func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare cha
 func (ss *session) chunkLimits() (time.Duration, int64) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	return ss.chunkLimitsLocked()
+}
+
+// chunkLimitsLocked is chunkLimits with ss.mu held.
+func (ss *session) chunkLimitsLocked() (time.Duration, int64) {
 	age, size := time.Duration(math.MaxInt64), int64(defaultMaxChunkSize)
 	for _, r := range ss.recordings {
 		age = min(age, r.cfg.maxChunkAge)
@@ -452,29 +559,38 @@ func (ss *session) chunkLimits() (time.Duration, int64) {
 
 // prepareChunk takes what a flush holds besides the gathered records
 // (recordings, settings, CPU samples).
-func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq) chunkJob {
+// Pinned (st), it stays pinned.
+func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq, st *steps) chunkJob {
 	end := clock.Now()
-	ss.mu.Lock()
+	st.lock(&ss.mu)
 	recordings := slices.Clone(ss.recordings)
 	start, startClock := ss.chunkStart, ss.chunkClock
 	ss.chunkStart = end
 	ss.chunkClock = clock.Recalibrate()
-	merged := ss.merged()
+	merged := ss.settings
 	// remove clears runtime under mu while this goroutine flushes.
 	rt := ss.runtime
+	age, size := ss.chunkLimitsLocked()
 	ss.mu.Unlock()
 	var samples []cpuSample
 	var runtimeRecs []jdkRecord
 	var sampler string
 	var traced []gotrace.Event
 	var tracerStatus string
-	if rt != nil {
-		samples, runtimeRecs, sampler = rt.take()
+	// The runtime events' goroutine holds their lock briefly, but when
+	// it is preempted holding it, for as long as the run queues take
+	// (seconds behind goroutines that never block): a periodic flush
+	// leaves them to the next one rather than wait.
+	if rt != nil && (req.cut || req.ack != nil || rt.mu.TryLock()) {
+		if req.cut || req.ack != nil {
+			st.lock(&rt.mu)
+		}
+		samples, runtimeRecs, sampler = rt.take(st)
 		var lost []jdkRecord
-		traced, lost, tracerStatus = rt.takeTraced()
+		traced, lost, tracerStatus = rt.takeTraced(st)
 		runtimeRecs = append(runtimeRecs, lost...)
+		rt.mu.Unlock()
 	}
-	age, size := ss.chunkLimits()
 	return chunkJob{in: chunkInput{
 		start: start, end: end, clock: startClock, recs: recs, recordings: recordings, settings: merged,
 		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s, traced: traced, tracer: tracerStatus,
@@ -495,14 +611,21 @@ func (ss *session) writeFlush(cb *chunkBuilder, j chunkJob) {
 	age := time.Duration(float64(in.end-start) * 1e9 / float64(ss.tps))
 	cut := j.req.cut || age >= j.maxAge || size >= j.maxSize
 	wall := time.Unix(0, ss.anchor.UnixNanos+int64(float64(in.end-ss.anchor.Ticks)*1e9/float64(ss.tps)))
+	t := phaseStart()
 	err := cb.flush(in, cut, func(seg segment) {
+		phaseSince(phaseEncode, t)
 		for _, r := range in.recordings {
-			r.deliver(seg, wall)
+			r.deliver(seg, wall, cb.steps)
 		}
 	})
 	if err != nil {
+		pinned := cb.steps.pinned
+		cb.steps.settle()
 		for _, r := range in.recordings {
 			r.fail(err)
+		}
+		if pinned {
+			cb.steps.begin()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"os"
+	"sync"
 	"time"
 
 	"github.com/flightrec/flightrec/event"
@@ -78,11 +79,96 @@ func (s *steps) point() {
 }
 
 // pause unpins, sleeps for stepPause and pins again.
+//
+// Unpinned, the goroutine does nothing but sleep: woken, it inherits the
+// time slice of the goroutine it follows on the P, which sysmon may ask
+// to preempt at any moment, and only a pinned goroutine refuses.
 func (s *steps) pause() {
-	s.end()
 	s.pauses++
+	t := phaseStart()
+	s.end()
 	time.Sleep(stepPause)
 	s.begin()
+	phaseSince(phasePause, t)
+}
+
+// settle ends the step and, pinned, sleeps for stepPause before the
+// caller runs unpinned code (code that may block: a syscall, fmt, a
+// lock). A preemption request the runtime refused while the step was
+// pinned stays set, and the runtime re-arms it at the next lock release,
+// allocation or syscall return: the caller would be preempted there, into
+// the global run queue. A goroutine that sleeps parks without such a
+// check, and its request is cleared when it runs again.
+func (s *steps) settle() {
+	if s == nil || !s.pinned {
+		return
+	}
+	t := phaseStart()
+	s.end()
+	time.Sleep(stepPause)
+	phaseSince(phaseSettle, t)
+}
+
+// unpinned runs f, which may block, unpinned (after settling) when the
+// steps are pinned, and pins again after it.
+func (s *steps) unpinned(f func()) {
+	if s == nil || !s.pinned {
+		f()
+		return
+	}
+	s.settle()
+	f()
+	s.begin()
+}
+
+// lock locks mu; pinned, it pauses while mu is locked rather than block.
+func (s *steps) lock(mu *sync.Mutex) {
+	if s == nil || !s.pinned {
+		mu.Lock()
+		return
+	}
+	for !mu.TryLock() {
+		s.pause()
+	}
+}
+
+// send sends v on c; pinned, it pauses while c is not ready rather than
+// block.
+func send[T any](s *steps, c chan<- T, v T) {
+	if s == nil || !s.pinned {
+		c <- v
+		return
+	}
+	for {
+		select {
+		case c <- v:
+			return
+		default:
+			s.pause()
+		}
+	}
+}
+
+// receive receives from c, and tells whether c was open. Pinned, it takes
+// what is there without blocking; when c is empty, it unpins to park, and
+// pins again once woken. A goroutine that parks on a channel does so
+// holding the channel's lock, which keeps a preemption request the
+// runtime refused while it was pinned from preempting it on the way, and
+// the request is cleared when it runs again.
+func receive[T any](s *steps, c <-chan T) (T, bool) {
+	if s == nil || !s.pinned {
+		v, ok := <-c
+		return v, ok
+	}
+	select {
+	case v, ok := <-c:
+		return v, ok
+	default:
+	}
+	s.end()
+	v, ok := <-c
+	s.begin()
+	return v, ok
 }
 
 // lookupName returns goroutine g's name and labels; pinned, it pauses

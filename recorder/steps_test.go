@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -122,5 +124,49 @@ func TestFlushWhileNaming(t *testing.T) {
 	})
 	if n == 0 {
 		t.Fatal("no events")
+	}
+}
+
+// TestPinnedFileWriteKeepsP: the chunk writer's file writes, pinned, keep
+// the P: a write through the scheduler lets sysmon hand the P to another
+// goroutine, and the writer comes back from the syscall in the global run
+// queue, behind every goroutine that never blocks. Only a pause (at the
+// step budget) lets the P's other goroutine run.
+func TestPinnedFileWriteKeepsP(t *testing.T) {
+	skipUnpinned(t)
+	if !rawWriteLinked {
+		t.Skip("no raw writes on this platform")
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var ran, stop atomic.Bool
+	go func() {
+		for !stop.Load() {
+			ran.Store(true)
+		}
+	}()
+	defer stop.Store(true)
+	st := newSteps()
+	s := &fileSink{f: f, steps: st}
+	buf := make([]byte, rawWriteMax+1000)
+	st.begin()
+	defer st.end()
+	writes := 0
+	for start := time.Now(); time.Since(start) < 100*time.Millisecond; writes++ {
+		pauses := st.pauses
+		ran.Store(false)
+		if err := s.writeAt(buf, int64(writes%64)*int64(len(buf))); err != nil {
+			t.Fatal(err)
+		}
+		if ran.Load() && st.pauses == pauses {
+			t.Fatalf("write %d: another goroutine ran on the only P during a pinned write", writes)
+		}
+	}
+	if s.slowRaw {
+		t.Logf("the writes were slow (%d in 100 ms): written through the scheduler since", writes)
 	}
 }

@@ -516,13 +516,18 @@ func (rt *runtimeEvents) finishTracer() {
 // takeTraced returns the events converted since the last call, the
 // jdk.DataLoss records of what the tracer lost, and what to say of the
 // tracer in its types' settings.
-func (rt *runtimeEvents) takeTraced() ([]gotrace.Event, []jdkRecord, string) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
+// rt.mu is held. Pinned (st, the flusher's), it takes the tracer's
+// events unpinned.
+func (rt *runtimeEvents) takeTraced(st *steps) ([]gotrace.Event, []jdkRecord, string) {
 	evs, recs := rt.traced, []jdkRecord(nil)
 	rt.traced = nil
 	status := rt.tracerStatus
 	if rt.tracer != nil {
+		pinned := st.pinned
+		st.settle()
+		if pinned {
+			defer st.begin()
+		}
 		more, lost := rt.tracer.takeEvents()
 		evs, recs = append(evs, more...), lost
 		rt.tracer.mu.Lock()

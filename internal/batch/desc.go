@@ -158,6 +158,10 @@ func Register(d *Desc) error {
 	return nil
 }
 
+// TypesVersion returns the registry's version without its lock, for
+// callers that may not block.
+func TypesVersion() uint64 { return version.Load() }
+
 // Types returns the registered types in id order, and the registry's
 // version, which changes whenever a type is added.
 func Types() ([]*Desc, uint64) {

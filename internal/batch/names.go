@@ -1,6 +1,9 @@
 package batch
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // GoroutineInfo is what a program said about a goroutine
 // (event.SetGoroutineName).
@@ -68,6 +71,7 @@ func SetName(g uint64, info GoroutineInfo) {
 	}
 	e.info, e.seq = info, names.seq
 	names.m[g] = e
+	namesVersion.Store(names.seq)
 }
 
 // evict makes room for one more name, and compacts the queue when stale
@@ -146,19 +150,35 @@ func lookupName(g uint64) (GoroutineInfo, bool) {
 	return e.info, ok
 }
 
+// namesVersion is names.seq, read without the lock.
+var namesVersion atomic.Uint64
+
 // NamesVersion changes whenever a name is set: the recorder, which keeps
-// the names it wrote from chunk to chunk, looks them up again then.
-func NamesVersion() uint64 {
-	names.Lock()
-	defer names.Unlock()
-	return names.seq
-}
+// the names it wrote from chunk to chunk, looks them up again then. It
+// takes no lock: the recorder's flusher calls it pinned.
+func NamesVersion() uint64 { return namesVersion.Load() }
 
 // SweepNames ages the forgotten names by one chunk, deleting the oldest.
 // The recorder calls it after writing each chunk.
 func SweepNames() {
 	names.Lock()
 	defer names.Unlock()
+	sweepNames()
+}
+
+// TrySweepNames sweeps unless the names are locked, for callers that may
+// not block; it tells whether it swept.
+func TrySweepNames() bool {
+	if !names.TryLock() {
+		return false
+	}
+	defer names.Unlock()
+	sweepNames()
+	return true
+}
+
+// sweepNames is SweepNames with the names locked.
+func sweepNames() {
 	last := &names.retired[retireGens-1]
 	for _, r := range *last {
 		deleteRetired(r)
