@@ -12,7 +12,7 @@ import (
 
 // TestGoCPUOneThreadFinding checks that the Overview says a Go recording's
 // CPU samples sit on one synthetic thread only when they do: without the
-// execution tracer (the profile preset with the tracer's types off), and
+// execution tracer (the default preset with CPU samples on), and
 // not with the profile preset, which puts them on their goroutines.
 func TestGoCPUOneThreadFinding(t *testing.T) {
 	if testing.Short() {
@@ -22,16 +22,19 @@ func TestGoCPUOneThreadFinding(t *testing.T) {
 		name   string
 		tracer bool
 		want   bool
-	}{{"profile without the tracer", false, true}, {"profile", true, false}} {
-		settings, err := recorder.Preset("profile")
+	}{{"default with CPU samples", false, true}, {"profile", true, false}} {
+		preset := "default"
+		if c.tracer {
+			preset = "profile"
+		}
+		settings, err := recorder.Preset(preset)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !c.tracer {
-			for _, n := range []string{"jdk.JavaMonitorEnter", "jdk.JavaMonitorWait", "jdk.ThreadPark", "jdk.ThreadSleep",
-				"jdk.ExecuteVMOperation", "jdk.SafepointBegin", "jdk.SafepointEnd"} {
-				settings[n] = recorder.Setting{Enabled: recorder.Bool(false)}
-			}
+			// CPU samples, as the profile preset takes them, and none
+			// of the tracer's types.
+			settings["jdk.ExecutionSample"] = recorder.Setting{Enabled: recorder.Bool(true), Period: recorder.Duration(10 * time.Millisecond)}
 		}
 		name := filepath.Join(t.TempDir(), "rec.jfr")
 		rec, err := recorder.Start(recorder.WithFile(name), recorder.WithSettings(settings))
