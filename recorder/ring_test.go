@@ -2,9 +2,9 @@ package recorder
 
 import (
 	"bytes"
-	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestRingAddGrowth checks that ringAdd keeps a ring chunk's bytes as
@@ -89,16 +89,38 @@ func TestRingReusesMemory(t *testing.T) {
 	for range 6 { // fill the ring
 		chunk()
 	}
-	var ms0, ms1 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	for range 30 {
-		chunk()
+	// From here on every chunk's bytes must be memory the ring had: the
+	// arrays of its chunks and its spare, and the list of chunks its own.
+	// (Checked by address rather than by counting allocations, which
+	// other goroutines of the test binary would disturb.)
+	known := map[*byte]bool{}
+	if cap(r.spare) > 0 {
+		known[unsafe.SliceData(r.spare)] = true
 	}
-	runtime.ReadMemStats(&ms1)
-	if n := ms1.Mallocs - ms0.Mallocs; n != 0 {
-		t.Fatalf("%d allocations (%d bytes) in 30 chunks of a full ring, want none", n, ms1.TotalAlloc-ms0.TotalAlloc)
+	for _, c := range r.chunks {
+		known[unsafe.SliceData(c.data)] = true
+	}
+	list := unsafe.SliceData(r.chunks)
+	for i := range 30 {
+		chunk()
+		for _, c := range r.chunks {
+			if !known[unsafe.SliceData(c.data)] {
+				t.Fatalf("chunk %d after the ring filled: a chunk in fresh memory (cap %d; the ring's have %v)", i, cap(c.data), capsOf(r.chunks))
+			}
+		}
+		if unsafe.SliceData(r.chunks) != list {
+			t.Fatalf("chunk %d after the ring filled: the list of chunks was reallocated", i)
+		}
 	}
 	if got := r.ringSize(); got > r.cfg.maxSize {
 		t.Fatalf("ring holds %d bytes, more than its %d", got, r.cfg.maxSize)
 	}
+}
+
+func capsOf(chunks []ringChunk) []int {
+	var caps []int
+	for _, c := range chunks {
+		caps = append(caps, cap(c.data))
+	}
+	return caps
 }
