@@ -95,14 +95,6 @@ func (s *Session) Swap(id int) *Buffer {
 	}
 	select {
 	case b := <-s.free:
-		// Write the whole buffer once, here, in one sweep: the flusher's
-		// core read its lines last, and taking them over in bulk costs
-		// the emitter less than event by event (the 128 KiB take a few
-		// microseconds per 8,192 small events). The fastest 1% of
-		// buffers of BenchmarkFlightrec/enabled's event took 27.6-27.8
-		// ns an event with it, 29.6-29.7 without (same runs; with a plain
-		// store in place of Commit's atomic one, no faster without it).
-		clear(b.data[:])
 		slot.buf.Store(b)
 		return b
 	default:
