@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -88,6 +89,8 @@ type Recording struct {
 	err      error
 	// What was lost after a write error: events and bytes not written.
 	lostEvents, lostBytes int64
+	// ringMaxSeg is the largest segment added to the ring (ringChunkCap).
+	ringMaxSeg int64
 }
 
 type ringChunk struct {
@@ -323,25 +326,40 @@ func (r *Recording) ringSize() int64 {
 }
 
 // ringChunkCap is the room a ring chunk is given at most before it
-// needs more: a quarter over the size it is cut at, for the flushpoint
-// that crosses it.
-func (r *Recording) ringChunkCap() int64 { return r.cfg.maxChunkSize + r.cfg.maxChunkSize/4 }
+// needs more: the size it is cut at, plus the largest segment delivered
+// so far, as the flushpoint that crosses the cut size may be that large
+// (behind a tight emit loop, a third of the buffers or more: 3-7 MB
+// against 12 MB chunks), rounded up to a quarter of the cut size, so that
+// it stays the same while the largest segment grows a little.
+func (r *Recording) ringChunkCap() int64 {
+	q := max(r.cfg.maxChunkSize/4, 1)
+	return (r.cfg.maxChunkSize + r.ringMaxSeg + q - 1) / q * q
+}
 
 // ringAdd adds a segment to the in-memory chunks, dropping the oldest
 // complete ones beyond the ring's limits.
 func (r *Recording) ringAdd(seg segment, end time.Time) {
+	r.ringMaxSeg = max(r.ringMaxSeg, seg.size())
 	if seg.first {
-		// Size the new chunk like the last one (a ring's chunks are cut
-		// at one size), so that its flushpoints are appended without
-		// regrowth: append grows a large slice by a quarter at a time,
-		// which copied each 16 MB chunk several times over and faulted
-		// fresh pages in on the flusher, whose lag cost the emitters
-		// dropped events (BenchmarkEmit/enabled).
+		// A chunk that follows one cut at the cut size gets the room
+		// such a chunk may take (ringChunkCap), every time the same, so
+		// that a full ring takes each new chunk's memory from the one it
+		// dropped (spare) and allocates nothing: sized to each chunk's
+		// own need, a chunk outgrew the dropped one's memory about every
+		// time, and each fresh 16 MB were faulted in and zeroed on the
+		// flusher (5-7 B/op of BenchmarkFlightrec/enabled). A smaller
+		// chunk (cut by age, or at Start) is sized like the last one, an
+		// eighth over, so that its flushpoints are appended without
+		// regrowth.
 		want := seg.size()
 		if n := len(r.chunks); n > 0 {
 			want = max(want, int64(len(r.chunks[n-1].data)))
 		}
-		want = min(want+want/8, r.ringChunkCap())
+		if want >= r.cfg.maxChunkSize {
+			want = r.ringChunkCap()
+		} else {
+			want = min(want+want/8, r.ringChunkCap())
+		}
 		data := r.spare[:0]
 		if int64(cap(data)) < want {
 			data = make([]byte, 0, want)
@@ -352,7 +370,7 @@ func (r *Recording) ringAdd(seg segment, end time.Time) {
 	c := &r.chunks[len(r.chunks)-1]
 	if need := len(c.data) + int(seg.size()); need > cap(c.data) {
 		// Double rather than append's quarter (fewer copies), up to
-		// about the size a chunk is cut at.
+		// the room a chunk cut at the cut size may take.
 		c.data = append(make([]byte, 0, max(need, min(2*cap(c.data), int(r.ringChunkCap())))), c.data...)
 	}
 	c.data = seg.appendTo(c.data)
@@ -362,8 +380,9 @@ func (r *Recording) ringAdd(seg segment, end time.Time) {
 		(r.cfg.maxAge > 0 && end.Sub(r.chunks[0].end) > r.cfg.maxAge)) {
 		old := r.chunks[0].data
 		total -= int64(len(old))
-		r.chunks[0] = ringChunk{}
-		r.chunks = r.chunks[1:]
+		// Shifted down, not resliced: a resliced slice's append
+		// reallocates it every few chunks.
+		r.chunks = slices.Delete(r.chunks, 0, 1)
 		// Keep the largest dropped chunk's memory for the next one:
 		// a fresh 12 MB chunk is zeroed, and collected, every time.
 		if cap(old) > cap(r.spare) {
