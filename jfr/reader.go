@@ -476,15 +476,25 @@ func (r *Reader) ReadEvent(ev *Event) error {
 // end time. It fails for metadata and checkpoint records and for records of
 // types missing from the metadata.
 func (c *Chunk) DecodeEvent(rec Record, ev *Event) error {
+	cl, err := c.eventClass(rec)
+	if err != nil {
+		return err
+	}
+	return c.decodeEvent(rec, cl, ev)
+}
+
+// eventClass returns the class of event record rec, or why rec is not an
+// event record of this chunk.
+func (c *Chunk) eventClass(rec Record) (*Class, error) {
 	start := rec.Offset - c.Offset
 	if start < HeaderSize || rec.Size <= 0 || start+rec.Size > int64(len(c.data)) {
-		return c.errorAt(start, fmt.Errorf("record at %d (%d bytes) is not in this chunk", rec.Offset, rec.Size))
+		return nil, c.errorAt(start, fmt.Errorf("record at %d (%d bytes) is not in this chunk", rec.Offset, rec.Size))
 	}
 	cl := c.Metadata.Class(rec.TypeID)
 	if cl == nil || rec.TypeID == 0 || rec.TypeID == 1 {
-		return c.errorAt(start, fmt.Errorf("record of type %d is not an event", rec.TypeID))
+		return nil, c.errorAt(start, fmt.Errorf("record of type %d is not an event", rec.TypeID))
 	}
-	return c.decodeEvent(rec, cl, ev)
+	return cl, nil
 }
 
 // DecodeEventLazy is DecodeEvent, but for the fields: they are decoded
@@ -494,13 +504,9 @@ func (c *Chunk) DecodeEvent(rec Record, ev *Event) error {
 // ev.Fields is nil until then; Err reports a failure of that decoding.
 // The chunk's data and constants must stay as they are until then.
 func (c *Chunk) DecodeEventLazy(rec Record, ev *Event) error {
-	start := rec.Offset - c.Offset
-	if start < HeaderSize || rec.Size <= 0 || start+rec.Size > int64(len(c.data)) {
-		return c.errorAt(start, fmt.Errorf("record at %d (%d bytes) is not in this chunk", rec.Offset, rec.Size))
-	}
-	cl := c.Metadata.Class(rec.TypeID)
-	if cl == nil || rec.TypeID == 0 || rec.TypeID == 1 {
-		return c.errorAt(start, fmt.Errorf("record of type %d is not an event", rec.TypeID))
+	cl, err := c.eventClass(rec)
+	if err != nil {
+		return err
 	}
 	ev.Type, ev.Chunk, ev.Offset, ev.Size = cl, c, rec.Offset, rec.Size
 	ev.Fields, ev.pending, ev.err = nil, true, nil
