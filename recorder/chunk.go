@@ -37,7 +37,10 @@ type chunkInput struct {
 	sampler    string          // the CPU sampler's state, for jdk.ExecutionSample's settings
 	traced     []gotrace.Event // from the execution tracer (tracer.go)
 	tracer     string          // why the tracer does not run, for its types' settings
-	dropped    *batch.Session
+	// runtimeSkipped: the runtime events were left for the next flush,
+	// and sampler and tracer are not known.
+	runtimeSkipped bool
+	dropped        *batch.Session
 }
 
 type frameInfo struct {
@@ -496,7 +499,10 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 	// The recorder's own events are few. Those of a chunk's start and
 	// end, CPU samples, traced events and changed settings take locks,
 	// make syscalls or call fmt: then they are written unpinned.
-	settingsChanged := !maps.Equal(ch.settings, in.settings)
+	// A flush that left the runtime events for the next one (their lock
+	// was busy) does not know the sampler's and the tracer's states: the
+	// changed settings wait for that flush, which takes the lock.
+	settingsChanged := !maps.Equal(ch.settings, in.settings) && !in.runtimeSkipped
 	if ch.first || cut || len(in.samples) > 0 || len(in.traced) > 0 || settingsChanged {
 		st.settle()
 	}

@@ -141,3 +141,43 @@ func TestNoSamplerSaysWhy(t *testing.T) {
 		t.Error("nothing else recorded")
 	}
 }
+
+// TestSamplerSettingWhileRuntimeBusy holds the runtime events' lock over
+// the first flushes of a recording, as a preempted runtime goroutine
+// does: the flushes that leave the runtime events for later must not
+// write the settings without the sampler's state (CI's Go 1.25 step saw
+// TestUserCPUProfile find no "sampler" setting).
+func TestSamplerSettingWhileRuntimeBusy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.jfr")
+	prof, _ := Preset("profile")
+	rec, err := Start(WithFile(path), WithSettings(prof))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theSession.mu.Lock()
+	rt := theSession.runtime
+	theSession.mu.Unlock()
+	rt.mu.Lock()
+	spinSink += spin(2500 * time.Millisecond) // two periodic flushes
+	rt.mu.Unlock()
+	spinSink += spin(200 * time.Millisecond)
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sampler []string
+	eachEvent(t, data, func(ev *jfr.Event) {
+		if ev.Type.Name == "jdk.ActiveSetting" {
+			if n, _ := ev.Field("name"); n.String() == "sampler" {
+				v, _ := ev.Field("value")
+				sampler = append(sampler, v.String())
+			}
+		}
+	})
+	if len(sampler) == 0 || sampler[0] == "" {
+		t.Errorf("sampler settings %q, want the sampler's state", sampler)
+	}
+}

@@ -577,6 +577,7 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq, 
 	var sampler string
 	var traced []gotrace.Event
 	var tracerStatus string
+	skipped := rt != nil
 	// The runtime events' goroutine holds their lock briefly, but when
 	// it is preempted holding it, for as long as the run queues take
 	// (seconds behind goroutines that never block): a periodic flush
@@ -585,6 +586,7 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq, 
 		if req.cut || req.ack != nil {
 			st.lock(&rt.mu)
 		}
+		skipped = false
 		samples, runtimeRecs, sampler = rt.take(st)
 		var lost []jdkRecord
 		traced, lost, tracerStatus = rt.takeTraced(st)
@@ -594,6 +596,7 @@ func (ss *session) prepareChunk(s *batch.Session, recs *gathered, req flushReq, 
 	return chunkJob{in: chunkInput{
 		start: start, end: end, clock: startClock, recs: recs, recordings: recordings, settings: merged,
 		samples: samples, runtime: runtimeRecs, sampler: sampler, dropped: s, traced: traced, tracer: tracerStatus,
+		runtimeSkipped: skipped,
 	}, req: req, maxAge: age, maxSize: size}
 }
 
