@@ -52,7 +52,7 @@ import (
 // (padFor). The 6-byte writes that switch a filler header, all at the end
 // of the data, lie within one page too: a segment whose data would end in
 // the last 5 bytes of a page is followed, in the same write, by such a
-// record (padWithin) that moves the end to the next page. That record
+// record (tailFor) that moves the end into the next page. That record
 // sits inside the chunk, between two of its writer's segments, so the
 // sink shifts what points past it: the chunk header's checkpoint offset,
 // and the delta from the next segment's first checkpoint to the one
@@ -126,6 +126,23 @@ func padWithin(e, n int64) int64 {
 	}
 	return r
 }
+
+// tailFor returns the size of the padding record that goes after data
+// ending at e so that a 6-byte write at the end lies within one page: 0,
+// or an empty checkpoint whole enough (tailSize bytes) that readers
+// which parse a checkpoint they meet among the records (jfr print) find
+// all its fields before the end of the file; the end then lies 2 to 6
+// bytes into the next page.
+func tailFor(e int64) int64 {
+	if padWithin(e, fillerHeaderSize) == 0 {
+		return 0
+	}
+	return tailSize
+}
+
+// tailSize is the size of an empty checkpoint: size, type, start,
+// duration, delta, type mask and pool count, a byte each.
+const tailSize = 7
 
 // appendPad appends an empty checkpoint record of n bytes (2 to 127), as
 // after a streamed chunk's header: readers skip it, and jfr summary counts
@@ -263,7 +280,7 @@ func (s *fileSink) write(seg segment) error {
 		if !seg.first {
 			return errors.New("internal error: a chunk's first segment is missing")
 		}
-		tail := padWithin(n, fillerHeaderSize)
+		tail := tailFor(n)
 		e := n + tail
 		s.resEnd = alignUp(e)
 		if rest := s.resEnd - e; rest > 0 && rest < fillerHeaderSize {
@@ -287,7 +304,7 @@ func (s *fileSink) write(seg segment) error {
 	if seg.first {
 		pad = padFor(s.end)
 	}
-	tail := padWithin(s.end+pad+n, fillerHeaderSize)
+	tail := tailFor(s.end + pad + n)
 	if !s.fits(pad + n + tail) {
 		if err := s.grow(pad + n + tail); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -397,6 +398,26 @@ func checkKilledStates(t *testing.T, ops []fileOp, marks []killMark) {
 		}
 	}
 	t.Logf("jfr summary read %d of the states", len(sample))
+
+	// jfr print parses the checkpoints it meets among the records, the
+	// sink's padding included: one at the end of the file must be whole.
+	path := filepath.Join(dir, "final.jfr")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(jfrBin, "print", "--json", "--events", "test.Counted", path)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jfr print --json of the final file: %v\n%s", err, stderr.String())
+	}
+	var doc struct {
+		Recording struct{ Events []json.RawMessage }
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Recording.Events) != final {
+		t.Fatalf("jfr print --json of the final file: %d events (%v), want %d", len(doc.Recording.Events), err, final)
+	}
 }
 
 // hasCount tells whether jfr summary's output counts n events of type name.
