@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
@@ -285,6 +286,48 @@ func TestKilledAtEveryWriteSwitchTorn(t *testing.T) {
 	}
 	t.Logf("%d segments end in the last 5 bytes of a page", hits)
 	checkKilledStates(t, log.ops, marks)
+
+	// jfr.Follow reads the file while it is written, flush by flush, the
+	// padding between segments and the shifted offsets included.
+	path := filepath.Join(t.TempDir(), "followed.jfr")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	done := make(chan error, 1)
+	followed := 0
+	go func() {
+		done <- jfr.Follow(t.Context(), path, &jfr.FollowOptions{Poll: time.Millisecond, FinalGrace: 200 * time.Millisecond}, func(r *jfr.Reader) error {
+			var ev jfr.Event
+			for {
+				err := r.ReadEvent(&ev)
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if ev.Type.Name == "test.Counted" {
+					followed++
+				}
+			}
+		})
+	}()
+	for _, op := range log.ops {
+		if op.truncate {
+			err = f.Truncate(op.off)
+		} else {
+			_, err = f.WriteAt(op.data, op.off)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := <-done; err != nil || followed != events {
+		t.Fatalf("jfr.Follow read %d events (%v), want %d", followed, err, events)
+	}
 }
 
 // checkKilledStates rebuilds the file ops make as a kill would leave it
