@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -48,20 +49,28 @@ import (
 // (Linux copies a write page by page): a chunk that would start in the
 // last 67 bytes of a page starts at the next one, after a small empty
 // checkpoint record (readers skip it) that ends the chunk before it
-// (padFor). A 6-byte write that switches a
-// filler header can still straddle a page boundary (when the data ends in
-// the last 5 bytes of a page) and so in principle tear; moving a
-// segment's start there would move the chunk offsets its writer computed.
+// (padFor). The 6-byte writes that switch a filler header, all at the end
+// of the data, lie within one page too: a segment whose data would end in
+// the last 5 bytes of a page is followed, in the same write, by such a
+// record (tailFor) that moves the end into the next page. That record
+// sits inside the chunk, between two of its writer's segments, so the
+// sink shifts what points past it: the chunk header's checkpoint offset,
+// and the delta from the next segment's first checkpoint to the one
+// before (patchDelta). Other consumers of the segments get them as the
+// writer made them.
 type fileSink struct {
 	f      sinkFile
 	start  int64 // offset of the chunk being written (or last written)
 	end    int64 // end of its data
 	resEnd int64 // end of its reservation, and of the file
 	opened bool  // a chunk has been written
-	hdr    [jfr.HeaderSize]byte
-	buf    []byte
-	pages  []byte    // reservation pages to write,
-	pclock jfr.Clock // stamped with this clock
+	// shift is how many bytes of padding the sink laid out in the chunk
+	// between its writer's segments, tail those after the last segment.
+	shift, tail int64
+	hdr         [jfr.HeaderSize]byte
+	buf         []byte
+	pages       []byte    // reservation pages to write,
+	pclock      jfr.Clock // stamped with this clock
 	// steps are the chunk writer's while it writes a segment: pinned,
 	// writes go through writeAt.
 	steps   *steps
@@ -102,10 +111,15 @@ func createFileSink(path string) (*fileSink, error) {
 // padFor returns the size of the record that goes between a chunk's data
 // ending at e and the next chunk, so that the next chunk's header lies
 // within one page: 0, or 2 to 67 bytes.
-func padFor(e int64) int64 {
+func padFor(e int64) int64 { return padWithin(e, jfr.HeaderSize) }
+
+// padWithin returns the size of a padding record at e after which n
+// bytes lie within one page: 0, or 2 to n-1 bytes (a record takes 2 at
+// least, so at a page's last byte it ends 1 byte into the next).
+func padWithin(e, n int64) int64 {
 	r := jfr.ReservePage - e%jfr.ReservePage
 	switch {
-	case r >= jfr.HeaderSize:
+	case r >= n:
 		return 0
 	case r == 1:
 		return 2
@@ -113,15 +127,40 @@ func padFor(e int64) int64 {
 	return r
 }
 
+// tailFor returns the size of the padding record that goes after data
+// ending at e so that a 6-byte write at the end lies within one page: 0,
+// or an empty checkpoint whole enough (tailSize bytes) that readers
+// which parse a checkpoint they meet among the records (jfr print) find
+// all its fields before the end of the file; the end then lies 2 to 6
+// bytes into the next page.
+func tailFor(e int64) int64 {
+	if padWithin(e, fillerHeaderSize) == 0 {
+		return 0
+	}
+	return tailSize
+}
+
+// tailSize is the size of an empty checkpoint: size, type, start,
+// duration, delta, type mask and pool count, a byte each.
+const tailSize = 7
+
+// appendPad appends an empty checkpoint record of n bytes (2 to 127), as
+// after a streamed chunk's header: readers skip it, and jfr summary counts
+// it as a checkpoint rather than as a record of an unknown type.
+func appendPad(b []byte, n int64) []byte {
+	b = append(b, byte(n), 1)
+	return append(b, make([]byte, n-2)...)
+}
+
 // alignUp rounds n up to a multiple of the reservation page.
 func alignUp(n int64) int64 {
 	return (n + jfr.ReservePage - 1) / jfr.ReservePage * jfr.ReservePage
 }
 
-// layoutSegment gathers into s.buf a filler of pad bytes (if pad > 0),
-// seg's bytes, and the header of a filler up to resEnd if room is left,
-// for a segment written at off.
-func (s *fileSink) layoutSegment(seg segment, off, pad int64) []byte {
+// layoutSegment gathers into s.buf a padding record of pad bytes (if pad
+// > 0), seg's bytes, one of tail bytes (if tail > 0), and the header of a
+// filler up to resEnd if room is left, for a segment written at off.
+func (s *fileSink) layoutSegment(seg segment, off, pad, tail int64) []byte {
 	// Pinned, in steps, as the flusher's other work (steps.go): the
 	// chunk writer's steps, which stay pinned, or its own.
 	st := s.steps
@@ -134,15 +173,14 @@ func (s *fileSink) layoutSegment(seg segment, off, pad int64) []byte {
 	st.begin()
 	b := s.buf[:0]
 	if pad > 0 {
-		// An empty checkpoint record, as after a streamed chunk's header:
-		// readers skip it, and jfr summary counts it as a checkpoint
-		// rather than as a record of an unknown type.
-		b = append(b, byte(pad), 1)
-		b = append(b, make([]byte, pad-2)...)
+		b = appendPad(b, pad)
 	}
 	for _, p := range seg.parts {
 		b = append(b, p...)
 		st.point()
+	}
+	if tail > 0 {
+		b = appendPad(b, tail)
 	}
 	if rest := s.resEnd - off - int64(len(b)); rest > 0 {
 		var fh [fillerHeaderSize]byte
@@ -242,40 +280,48 @@ func (s *fileSink) write(seg segment) error {
 		if !seg.first {
 			return errors.New("internal error: a chunk's first segment is missing")
 		}
-		s.resEnd = alignUp(n)
-		if rest := s.resEnd - n; rest > 0 && rest < fillerHeaderSize {
+		tail := tailFor(n)
+		e := n + tail
+		s.resEnd = alignUp(e)
+		if rest := s.resEnd - e; rest > 0 && rest < fillerHeaderSize {
 			s.resEnd += jfr.ReservePage
 		}
-		b := s.layoutSegment(seg, 0, 0)
+		b := s.layoutSegment(seg, 0, 0, tail)
 		b = append(b, make([]byte, s.resEnd-int64(len(b)))...) // the filler's body: the file ends at resEnd
 		setSize(b, s.resEnd, true)
 		if err := s.writeAt(b, 0); err != nil {
 			return err
 		}
-		s.opened, s.start, s.end = true, 0, n
+		s.opened, s.start, s.end = true, 0, e
+		s.shift, s.tail = tail, tail
 		copy(s.hdr[:], b[:jfr.HeaderSize])
 		return nil
 	case n == 0:
-		copy(s.hdr[:], seg.header)
+		s.takeHeader(seg.header)
 		return s.writeHeader(s.resEnd - s.start)
 	}
 	var pad int64
 	if seg.first {
 		pad = padFor(s.end)
 	}
-	if !s.fits(pad + n) {
-		if err := s.grow(pad + n); err != nil {
+	tail := tailFor(s.end + pad + n)
+	if !s.fits(pad + n + tail) {
+		if err := s.grow(pad + n + tail); err != nil {
 			return err
 		}
 	}
 	at := s.end
-	b := s.layoutSegment(seg, at, pad)
+	b := s.layoutSegment(seg, at, pad, tail)
 	if seg.first {
 		h := b[pad:]
 		if pad == 0 && (h[4] != 0 || h[5] != jfr.FillerType) {
 			return errors.New("internal error: a chunk header does not match the filler")
 		}
 		setSize(h, s.resEnd-at-pad, true)
+	} else if s.tail > 0 {
+		if err := s.patchDelta(b[:n], seg.header, at-s.start-s.shift); err != nil {
+			return err
+		}
 	}
 	if err := s.writeAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
 		return err
@@ -283,7 +329,7 @@ func (s *fileSink) write(seg segment) error {
 	if err := s.writeAt(b[:fillerHeaderSize], at); err != nil {
 		return err
 	}
-	s.end = at + pad + n
+	s.end = at + pad + n + tail
 	if seg.first {
 		// The previous chunk ends where this one starts, and is no longer
 		// the last.
@@ -292,11 +338,68 @@ func (s *fileSink) write(seg segment) error {
 			return err
 		}
 		s.start = at + pad
+		s.shift, s.tail = tail, tail
 		copy(s.hdr[:], b[pad:pad+jfr.HeaderSize])
 		return nil
 	}
-	copy(s.hdr[:], seg.header)
+	s.takeHeader(seg.header)
+	s.shift += tail
+	s.tail = tail
 	return s.writeHeader(s.resEnd - s.start)
+}
+
+// takeHeader takes h, the chunk's header as its writer made it, as the
+// current chunk's, its checkpoint offset shifted past the sink's padding
+// before it.
+func (s *fileSink) takeHeader(h []byte) {
+	copy(s.hdr[:], h)
+	be := binary.BigEndian
+	be.PutUint64(s.hdr[16:], be.Uint64(s.hdr[16:])+uint64(s.shift))
+}
+
+// patchDelta lengthens by s.tail the delta from the first checkpoint in
+// seg, a segment of the chunk that follows s.tail bytes of padding, to
+// the last checkpoint before the padding. rel is the offset of seg in the
+// chunk as its writer made it; h is the chunk's header after seg, which
+// points to seg's last checkpoint. A checkpoint after the first has a
+// negative delta, a 9-byte varint, so the patched one takes as many
+// bytes.
+func (s *fileSink) patchDelta(seg, h []byte, rel int64) error {
+	bad := func(what string) error {
+		return fmt.Errorf("internal error: a segment at chunk offset %d: %s", rel, what)
+	}
+	off := int64(binary.BigEndian.Uint64(h[16:])) - rel
+	for {
+		if off < 0 || off >= int64(len(seg)) {
+			return bad("its checkpoint is not in it")
+		}
+		b := seg[off:]
+		var at [5]int // offsets of size, type, start, duration, delta
+		var v [5]uint64
+		k := 0
+		for i := range at {
+			x, m := leb128.Uvarint(b[k:])
+			if m <= 0 {
+				return bad("a checkpoint ends early")
+			}
+			at[i], v[i] = k, x
+			k += m
+		}
+		if v[1] != 1 {
+			return bad("no checkpoint where its header points")
+		}
+		delta := int64(v[4])
+		if delta >= 0 || k-at[4] != leb128.Len(uint64(delta-s.tail)) {
+			return bad("a checkpoint's delta is not a 9-byte varint")
+		}
+		if off+delta >= 0 {
+			off += delta // one before it in the segment
+			continue
+		}
+		var d [leb128.MaxLen]byte
+		copy(b[at[4]:k], leb128.AppendUvarint(d[:0], uint64(delta-s.tail)))
+		return nil
+	}
 }
 
 // close shrinks the last chunk to its data and closes the file. The

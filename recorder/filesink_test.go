@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -68,12 +71,10 @@ func (op fileOp) apply(file []byte, n int) []byte {
 
 // tears returns where Linux may cut op short on SIGKILL: at the page
 // boundaries inside it (generic_perform_write checks for a fatal signal
-// before each page it copies). A 6-byte write that switches a filler
-// header is left whole: one that straddles a page boundary could tear in
-// principle, the one case the sink leaves (its comment says why).
+// before each page it copies), however small the write.
 func (op fileOp) tears() []int {
 	var at []int
-	if op.truncate || len(op.data) <= jfr.FillerHeaderSize {
+	if op.truncate {
 		return nil
 	}
 	for b := (op.off/jfr.ReservePage + 1) * jfr.ReservePage; b < op.off+int64(len(op.data)); b += jfr.ReservePage {
@@ -102,6 +103,10 @@ func countCounted(data []byte) (int, error) {
 	}
 }
 
+// killMark says that once the first ops operations are done, the file
+// holds events test.Counted events (a flushpoint returned).
+type killMark struct{ ops, events int }
+
 // TestKilledAtEveryWrite records to a file that logs its writes and
 // truncates, through flushpoints, chunk cuts, reservation growth and Stop,
 // then rebuilds the file as a kill would leave it after every prefix of
@@ -120,10 +125,7 @@ func TestKilledAtEveryWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// After a flushpoint returns, the file holds its events: marks[i] is
-	// how many once the first ops[i] operations are done.
-	type mark struct{ ops, events int }
-	var marks []mark
+	var marks []killMark
 	dropped0 := theSession.s.DroppedEvents.Load()
 	emitted := 0
 	for round := range 60 {
@@ -131,14 +133,211 @@ func TestKilledAtEveryWrite(t *testing.T) {
 		emitCounted(n, emitted)
 		emitted += n
 		theSession.flushNow()
-		marks = append(marks, mark{log.len(), emitted - int(theSession.s.DroppedEvents.Load()-dropped0)})
+		marks = append(marks, killMark{log.len(), emitted - int(theSession.s.DroppedEvents.Load()-dropped0)})
 	}
 	if err := rec.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	final := marks[len(marks)-1].events
-	marks = append(marks, mark{log.len(), final})
+	checkKilledStates(t, log.ops, marks)
+}
 
+// TestKilledAtEveryWriteSwitchTorn writes segments to a sink directly,
+// sized so that the data ends in each of the last 5 bytes of a page,
+// where a 6-byte write that switches a filler header would straddle two
+// pages: in the first write, in flushpoints, at chunk cuts, before a
+// reservation grows and before Close. Every state a kill may leave reads.
+func TestKilledAtEveryWriteSwitchTorn(t *testing.T) {
+	defer func(g int64) { growth = g }(growth)
+	growth = 8 << 10 // grow often
+
+	b := jfr.NewMetadataBuilder()
+	typeID, err := b.AddEvent(jfr.EventType{Name: "test.Counted", Fields: []jfr.FieldType{{Name: "s", Type: "java.lang.String"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tick0 = 1 << 40
+	newWriter := func(out *chunkParts) *jfr.Writer {
+		w := jfr.NewWriter(out, &jfr.WriterOptions{StartNanos: 1e18, StartTicks: tick0, Now: func() int64 { return tick0 }})
+		if err := w.SetMetadata(md); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	out := &chunkParts{}
+	w := newWriter(out)
+	// record appends an event record of exactly n bytes (7 to 127).
+	record := func(dst []byte, n int) []byte {
+		payload := append(leb128.AppendUvarint(nil, tick0), 3, byte(n)) // start, then a UTF-8 string
+		over := len(jfr.AppendRecord(nil, typeID, payload))
+		payload[len(payload)-1] = byte(n - over)
+		payload = append(payload, strings.Repeat("x", n-over)...)
+		rec := jfr.AppendRecord(nil, typeID, payload)
+		if len(rec) != n {
+			t.Fatalf("a record of %d bytes, want %d", len(rec), n)
+		}
+		return append(dst, rec...)
+	}
+	// records returns n bytes of records and how many.
+	records := func(n int) ([]byte, int) {
+		var b []byte
+		k := 0
+		for n > 0 {
+			m := min(n, 100)
+			if n-m < 10 && n > 100 {
+				m = n - 10
+			}
+			b, n, k = record(b, m), n-m, k+1
+		}
+		return b, k
+	}
+
+	log := &opLog{}
+	s := &fileSink{f: log}
+	var marks []killMark
+	events, chunkStart, hits, cuts, first := 0, int64(tick0), 0, 0, true
+	// flush writes a segment of records bytes, cutting the chunk after
+	// it if cut is set.
+	flush := func(recs int, cut bool) int64 {
+		b, k := records(recs)
+		if err := w.WriteRecords(b); err != nil {
+			t.Fatal(err)
+		}
+		out.parts = out.parts[:0]
+		if err := w.Flushpoint(chunkStart + 1000); err != nil {
+			t.Fatal(err)
+		}
+		if cut {
+			if err := w.EndChunk(chunkStart + 1000); err != nil {
+				t.Fatal(err)
+			}
+			chunkStart += 1000
+		}
+		seg := segment{first: first, parts: out.parts, header: w.Header(), closed: cut}
+		first = cut
+		at := s.end
+		if seg.first && s.opened {
+			at += padFor(at)
+		}
+		if e := at + seg.size(); e%jfr.ReservePage > jfr.ReservePage-jfr.FillerHeaderSize {
+			hits++
+		}
+		if err := s.write(seg); err != nil {
+			t.Fatal(err)
+		}
+		events += k
+		marks = append(marks, killMark{len(log.ops), events})
+		return seg.size() - int64(len(b))
+	}
+	// What a chunk's first segment adds besides its records, measured on
+	// another writer (which writes the same bytes), then what the others
+	// add.
+	probeOut := &chunkParts{}
+	probe := newWriter(probeOut)
+	if err := probe.WriteRecords(record(nil, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := probe.Flushpoint(chunkStart + 1000); err != nil {
+		t.Fatal(err)
+	}
+	firstOver := segment{parts: probeOut.parts}.size() - 100
+	var over int64
+	// toEnd returns the records that make a segment end r bytes before
+	// a page boundary, at least 100 bytes of them.
+	toEnd := func(r int64, first bool) int {
+		at, o := s.end, over
+		if first {
+			at, o = at+padFor(at), firstOver
+		}
+		n := jfr.ReservePage - r - (at+o)%jfr.ReservePage
+		for n < 100 {
+			n += jfr.ReservePage
+		}
+		return int(n)
+	}
+	if got := flush(toEnd(2, true), false); got != firstOver {
+		t.Fatalf("a first segment adds %d bytes, the probe's %d", got, firstOver)
+	}
+	over = flush(100, false)
+	for round := range 20 {
+		r := int64(1 + round%5)
+		switch round % 4 {
+		case 0, 2: // a flushpoint, growing the reservation now and then
+			flush(toEnd(r, false), false)
+		case 1: // a chunk's last flushpoint, and its next chunk's first
+			flush(toEnd(r, false), true)
+			flush(toEnd(r, true), false)
+			cuts++
+		case 3: // a flushpoint after a small one, then one of several pages
+			flush(toEnd(r, false), false)
+			flush(toEnd(r, false)+2*jfr.ReservePage, false)
+		}
+	}
+	flush(toEnd(3, false), false) // the data Close drops the reservation after
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	marks = append(marks, killMark{len(log.ops), events})
+	if hits < 25 || cuts < 5 {
+		t.Fatalf("%d segments end in the last 5 bytes of a page, %d chunk cuts: the test no longer covers them", hits, cuts)
+	}
+	t.Logf("%d segments end in the last 5 bytes of a page", hits)
+	checkKilledStates(t, log.ops, marks)
+
+	// jfr.Follow reads the file while it is written, flush by flush, the
+	// padding between segments and the shifted offsets included.
+	path := filepath.Join(t.TempDir(), "followed.jfr")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	done := make(chan error, 1)
+	followed := 0
+	go func() {
+		done <- jfr.Follow(t.Context(), path, &jfr.FollowOptions{Poll: time.Millisecond, FinalGrace: 200 * time.Millisecond}, func(r *jfr.Reader) error {
+			var ev jfr.Event
+			for {
+				err := r.ReadEvent(&ev)
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if ev.Type.Name == "test.Counted" {
+					followed++
+				}
+			}
+		})
+	}()
+	for _, op := range log.ops {
+		if op.truncate {
+			err = f.Truncate(op.off)
+		} else {
+			_, err = f.WriteAt(op.data, op.off)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := <-done; err != nil || followed != events {
+		t.Fatalf("jfr.Follow read %d events (%v), want %d", followed, err, events)
+	}
+}
+
+// checkKilledStates rebuilds the file ops make as a kill would leave it
+// after every prefix of them, and after every page-boundary tear of each
+// write: each state reads with our reader, holding at least the events of
+// the last flushpoint written whole (marks); jfr summary reads a sample of
+// them.
+func checkKilledStates(t *testing.T, ops []fileOp, marks []killMark) {
+	t.Helper()
+	final := marks[len(marks)-1].events
 	// A state is the file after the first i operations and n bytes of
 	// operation i (n = -1: none of it).
 	type state struct {
@@ -147,12 +346,12 @@ func TestKilledAtEveryWrite(t *testing.T) {
 	}
 	var file []byte
 	var sample []state
-	grows, pageTears, states := 0, 0, 0
+	grows, pageTears, smallTears, states := 0, 0, 0, 0
 	check := func(st state, data []byte) {
 		t.Helper()
 		want := 0
 		for _, m := range marks {
-			if m.ops <= st.op || m.ops == st.op+1 && st.n == len(log.ops[st.op].data) {
+			if m.ops <= st.op || m.ops == st.op+1 && st.n == len(ops[st.op].data) {
 				want = m.events
 			}
 		}
@@ -162,14 +361,13 @@ func TestKilledAtEveryWrite(t *testing.T) {
 		}
 		got, err := countCounted(data)
 		if err != nil {
-			t.Fatalf("killed in operation %d of %d (%s, %d bytes of it done): %v", st.op, len(log.ops), st.kind, st.n, err)
+			t.Fatalf("killed in operation %d of %d (%s, %d bytes of it done): %v", st.op, len(ops), st.kind, st.n, err)
 		}
 		if got < want || got > final {
-			t.Fatalf("killed in operation %d of %d (%s, %d bytes of it done): %d events, want %d to %d", st.op, len(log.ops), st.kind, st.n, got, want, final)
+			t.Fatalf("killed in operation %d of %d (%s, %d bytes of it done): %d events, want %d to %d", st.op, len(ops), st.kind, st.n, got, want, final)
 		}
 		states++
 	}
-	ops := log.ops
 	for i, op := range ops {
 		kind := "write in place"
 		switch {
@@ -192,9 +390,15 @@ func TestKilledAtEveryWrite(t *testing.T) {
 				st := state{i, n, kind + " torn"}
 				data := op.apply(append([]byte(nil), file...), n)
 				check(st, data)
-				if kind == "reservation pages" {
+				switch {
+				case kind == "reservation pages":
 					pageTears++
 					if pageTears == 2 {
+						sample = append(sample, st)
+					}
+				case len(op.data) <= jfr.FillerHeaderSize:
+					smallTears++
+					if smallTears <= 2 {
 						sample = append(sample, st)
 					}
 				}
@@ -210,7 +414,7 @@ func TestKilledAtEveryWrite(t *testing.T) {
 	if grows < 5 || pageTears == 0 {
 		t.Fatalf("%d reservation growths, %d torn page runs: the test no longer covers growing", grows, pageTears)
 	}
-	t.Logf("%d operations, %d reservation growths, %d states read, %d events", len(ops), grows, states, final)
+	t.Logf("%d operations, %d reservation growths, %d small writes torn, %d states read, %d events", len(ops), grows, smallTears, states, final)
 
 	jfrBin, err := exec.LookPath("jfr")
 	if err != nil {
@@ -237,6 +441,26 @@ func TestKilledAtEveryWrite(t *testing.T) {
 		}
 	}
 	t.Logf("jfr summary read %d of the states", len(sample))
+
+	// jfr print parses the checkpoints it meets among the records, the
+	// sink's padding included: one at the end of the file must be whole.
+	path := filepath.Join(dir, "final.jfr")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(jfrBin, "print", "--json", "--events", "test.Counted", path)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jfr print --json of the final file: %v\n%s", err, stderr.String())
+	}
+	var doc struct {
+		Recording struct{ Events []json.RawMessage }
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Recording.Events) != final {
+		t.Fatalf("jfr print --json of the final file: %d events (%v), want %d", len(doc.Recording.Events), err, final)
+	}
 }
 
 // hasCount tells whether jfr summary's output counts n events of type name.
