@@ -3,6 +3,7 @@ package gotrace
 import (
 	"bytes"
 	"io"
+	"os"
 	"runtime/trace"
 	"sync"
 	"testing"
@@ -16,11 +17,25 @@ var (
 	benchTrace []byte
 )
 
+// benchTraceEnv names a trace file the benchmarks read instead of tracing
+// the workload: each test binary's own trace differs, and comparing two
+// builds side by side needs the same input.
+const benchTraceEnv = "GOTRACE_BENCH_TRACE"
+
 // schedulerTrace traces a scheduler-heavy workload for 500 ms: goroutines
 // handing requests to workers over channels, a contended mutex and a
 // sync.Cond, as a server does; a trace like the design note's HTTP one.
+// With $GOTRACE_BENCH_TRACE set, it is that file's trace instead.
 func schedulerTrace(b *testing.B) []byte {
 	benchOnce.Do(func() {
+		if name := os.Getenv(benchTraceEnv); name != "" {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchTrace = data
+			return
+		}
 		var buf bytes.Buffer
 		if err := trace.Start(&buf); err != nil {
 			b.Fatal(err)
