@@ -37,6 +37,24 @@ type Header struct {
 // Finished tells whether the chunk was closed by its writer.
 func (h *Header) Finished() bool { return h.State == 0 }
 
+// put encodes h into b (HeaderSize bytes), with the magic: what
+// parseHeader reads.
+func (h *Header) put(b []byte) {
+	be := binary.BigEndian
+	copy(b, Magic[:])
+	be.PutUint16(b[4:], h.Major)
+	be.PutUint16(b[6:], h.Minor)
+	be.PutUint64(b[8:], uint64(h.Size))
+	be.PutUint64(b[16:], uint64(h.ConstantPoolOffset))
+	be.PutUint64(b[24:], uint64(h.MetadataOffset))
+	be.PutUint64(b[32:], uint64(h.StartNanos))
+	be.PutUint64(b[40:], uint64(h.DurationNanos))
+	be.PutUint64(b[48:], uint64(h.StartTicks))
+	be.PutUint64(b[56:], uint64(h.TicksPerSecond))
+	b[64], b[65] = h.State, 0
+	be.PutUint16(b[66:], h.Flags)
+}
+
 // parseHeader decodes and validates a chunk header.
 func parseHeader(b []byte) (Header, error) {
 	var h Header

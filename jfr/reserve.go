@@ -59,8 +59,7 @@ const ReservedMinSize = 256
 // is truncated.
 func AppendReserved(dst []byte, c Clock, size int) []byte {
 	at := len(dst)
-	var h [HeaderSize]byte
-	dst = append(dst, h[:]...)
+	dst = append(dst, make([]byte, HeaderSize)...)
 	dst = append(dst, streamPad[:]...)
 	ticks := uint64(c.StartTicks)
 
@@ -81,18 +80,10 @@ func AppendReserved(dst []byte, c Clock, size int) []byte {
 	dst = append(dst, fh[:]...)
 	dst = append(dst, make([]byte, fill-FillerHeaderSize)...)
 
-	b := dst[at:]
-	be := binary.BigEndian
-	copy(b, Magic[:])
-	be.PutUint16(b[4:], 2)
-	be.PutUint16(b[6:], 1)
-	be.PutUint64(b[8:], uint64(size))
-	be.PutUint64(b[16:], uint64(cpOff))
-	be.PutUint64(b[24:], uint64(streamMetadataOffset))
-	be.PutUint64(b[32:], uint64(c.StartNanos))
-	be.PutUint64(b[48:], ticks)
-	be.PutUint64(b[56:], uint64(c.TicksPerSecond))
-	be.PutUint16(b[66:], FlagCompressedInts|FlagFinalChunk)
+	h := Header{Major: 2, Minor: 1, Size: int64(size), ConstantPoolOffset: int64(cpOff), MetadataOffset: streamMetadataOffset,
+		StartNanos: c.StartNanos, StartTicks: c.StartTicks, TicksPerSecond: c.TicksPerSecond,
+		Flags: FlagCompressedInts | FlagFinalChunk}
+	h.put(dst[at:])
 	return dst
 }
 

@@ -570,20 +570,11 @@ func (w *Writer) setMetadataRecord() {
 // setHeader fills in the header of a finished (state 0) chunk of size bytes
 // whose last checkpoint is at cpOff and whose metadata is at mdOff.
 func (w *Writer) setHeader(size, cpOff, mdOff, endTicks int64) {
-	h := w.header[:]
-	be := binary.BigEndian
-	copy(h, Magic[:])
-	be.PutUint16(h[4:], 2)
-	be.PutUint16(h[6:], 1)
-	be.PutUint64(h[8:], uint64(size))
-	be.PutUint64(h[16:], uint64(cpOff))
-	be.PutUint64(h[24:], uint64(mdOff))
-	be.PutUint64(h[32:], uint64(w.clock0.StartNanos+w.nanosOf(w.chunkStart-w.clock0.StartTicks)))
-	be.PutUint64(h[40:], uint64(w.nanosOf(endTicks-w.chunkStart)))
-	be.PutUint64(h[48:], uint64(w.chunkStart))
-	be.PutUint64(h[56:], uint64(w.tps))
-	h[64], h[65] = 0, 0
-	be.PutUint16(h[66:], FlagCompressedInts)
+	h := Header{Major: 2, Minor: 1, Size: size, ConstantPoolOffset: cpOff, MetadataOffset: mdOff,
+		StartNanos:    w.clock0.StartNanos + w.nanosOf(w.chunkStart-w.clock0.StartTicks),
+		DurationNanos: w.nanosOf(endTicks - w.chunkStart), StartTicks: w.chunkStart, TicksPerSecond: w.tps,
+		Flags: FlagCompressedInts}
+	h.put(w.header[:])
 }
 
 // A chunk written in segments has a 2-byte empty checkpoint record, which
