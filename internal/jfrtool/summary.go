@@ -21,6 +21,10 @@ type Summary struct {
 	Start         time.Time
 	DurationNanos int64
 	Rows          []SummaryRow // in jfr's order
+	// nameWidth is the longest event type name jfr pads the column to:
+	// the declared types' only, not the rows jfr adds for the metadata,
+	// checkpoints or undeclared types, which may overflow it.
+	nameWidth int
 }
 
 // SummaryRow counts the records of one type. The metadata and checkpoint
@@ -105,6 +109,7 @@ type chunkCount struct {
 	events []*jfr.Class // in the order the JDK lists them
 	dense  [][2]int64   // count and bytes by type id, for small ids
 	sparse map[int64][2]int64
+	seen   []int64 // type ids in the order of their first record
 }
 
 // denseIDs bounds the type ids counted in a slice: every JVM's ids.
@@ -136,17 +141,26 @@ func (cc *chunkCount) tally(recs []jfr.Record) {
 			if int(id) >= len(cc.dense) {
 				cc.dense = append(cc.dense, make([][2]int64, int(id)+1-len(cc.dense))...)
 			}
+			if cc.dense[id][0] == 0 {
+				cc.seen = append(cc.seen, id)
+			}
 			cc.dense[id][0]++
 			cc.dense[id][1] += rec.Size
 			continue
 		}
-		m := cc.sparse[id]
+		m, ok := cc.sparse[id]
+		if !ok {
+			cc.seen = append(cc.seen, id)
+		}
 		cc.sparse[id] = [2]int64{m[0] + 1, m[1] + rec.Size}
 	}
 }
 
 // summarizer merges chunk counts the way jfr summary does: rows keyed by
-// type id in a HashMap, first named by the first chunk that declares them.
+// type id in a HashMap, first named by the first chunk that declares them;
+// a record of a type no chunk so far declared gets a row of its own, named
+// "ID (missing event metadata)", when it is met (the filler records of a
+// recording cut short by a kill are such records).
 type summarizer struct {
 	s     Summary
 	order []int64 // type ids in the order jfr's HashMap receives them
@@ -178,6 +192,10 @@ func (z *summarizer) add(cc *chunkCount) {
 	}
 	for _, t := range cc.events {
 		z.addRow(t.ID, t.Name)
+		z.s.nameWidth = max(z.s.nameWidth, len(t.Name))
+	}
+	for _, id := range cc.seen {
+		z.addRow(id, fmt.Sprintf("%d (missing event metadata)", id))
 	}
 	z.s.Chunks++
 	z.s.DurationNanos += cc.header.DurationNanos
@@ -227,10 +245,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	b.WriteString("\n")
 	const typeHeader = " Event Type"
 	const header = "      Count  Size (bytes) "
-	width := len(typeHeader)
-	for _, r := range s.Rows {
-		width = max(width, len(r.Name))
-	}
+	width := max(len(typeHeader), s.nameWidth)
 	b.WriteString(typeHeader + strings.Repeat(" ", width-len(typeHeader)) + header + "\n")
 	b.WriteString(strings.Repeat("=", width+len(header)) + "\n")
 	for _, r := range s.Rows {
