@@ -330,20 +330,25 @@ func (s *Stream) deliver(seg segment) {
 	s.unsent, s.scan = 0, nil
 }
 
-// chunkBuffer returns an empty buffer for a chunk's bytes.
+// chunkBuffer returns an empty buffer for a chunk's bytes, with room for
+// a chunk like the last, or one cut at the default size: a buffer that
+// must grow copies the chunk so far on the recorder's chunk writer (each
+// time it doubles), so a spare or pooled buffer smaller than that (the
+// last of a stream, cut short by its Close) is left to the garbage
+// collector.
 func (s *Stream) chunkBuffer(first int) []byte {
+	want := max(first, s.lastChunk+s.lastChunk/8)
 	select {
 	case b := <-s.spare:
-		return b[:0]
+		if cap(b) >= want {
+			return b[:0]
+		}
 	default:
 	}
-	if b, ok := chunkBuffers.Get().(*[]byte); ok {
+	if b, ok := chunkBuffers.Get().(*[]byte); ok && cap(*b) >= want {
 		return (*b)[:0]
 	}
-	// Room for a chunk like the last, or one cut at the default size:
-	// growing by doubling copied each chunk twice over, on the recorder's
-	// chunk writer.
-	return make([]byte, 0, max(first, s.lastChunk+s.lastChunk/8))
+	return make([]byte, 0, want)
 }
 
 // cutChunkSize is the size of a chunk cut at the default size: the
