@@ -39,7 +39,7 @@ func (h *EventHandlers) Set(id int64, fns []func(*Event)) {
 	h.any = h.any || len(fns) > 0
 }
 
-// Any tells whether some type has handlers.
+// Any tells whether Set gave some type handlers since the last Reset.
 func (h *EventHandlers) Any() bool { return h.any }
 
 func (h *EventHandlers) lookup(id int64) []func(*Event) {
