@@ -508,8 +508,7 @@ func (c *Chunk) DecodeEventLazy(rec Record, ev *Event) error {
 	if err != nil {
 		return err
 	}
-	ev.Type, ev.Chunk, ev.Offset, ev.Size = cl, c, rec.Offset, rec.Size
-	ev.Fields, ev.pending, ev.err = nil, true, nil
+	ev.prepareLazy(c, cl, rec.Offset, rec.Size)
 	return nil
 }
 

@@ -103,9 +103,12 @@ func NewStream(opts ...Option) *Stream {
 }
 
 // OnEvent calls fn with every event of the type named name (such as
-// "app.HTTPRequest"). The event and its values are valid during the call.
-// Its fields are decoded when a handler first asks for one (Field,
-// Values, StartTime, Duration): ev.Fields is nil until then.
+// "app.HTTPRequest"). The event and its values are valid during the call
+// only: every call gets the same *jfr.Event, prepared afresh for each
+// record (jfr.LiveChunk.Dispatch), so a handler that keeps an event must
+// copy what it needs. Its fields are decoded when a handler first asks
+// for one (Field, Values, StartTime, Duration): ev.Fields is nil until
+// then.
 func (s *Stream) OnEvent(name string, fn func(*jfr.Event)) {
 	s.mu.Lock()
 	s.handlers[name] = append(s.handlers[name], fn)
@@ -327,20 +330,25 @@ func (s *Stream) deliver(seg segment) {
 	s.unsent, s.scan = 0, nil
 }
 
-// chunkBuffer returns an empty buffer for a chunk's bytes.
+// chunkBuffer returns an empty buffer for a chunk's bytes, with room for
+// a chunk like the last, or one cut at the default size: a buffer that
+// must grow copies the chunk so far on the recorder's chunk writer (each
+// time it doubles), so a spare or pooled buffer smaller than that (the
+// last of a stream, cut short by its Close) is left to the garbage
+// collector.
 func (s *Stream) chunkBuffer(first int) []byte {
+	want := max(first, s.lastChunk+s.lastChunk/8)
 	select {
 	case b := <-s.spare:
-		return b[:0]
+		if cap(b) >= want {
+			return b[:0]
+		}
 	default:
 	}
-	if b, ok := chunkBuffers.Get().(*[]byte); ok {
+	if b, ok := chunkBuffers.Get().(*[]byte); ok && cap(*b) >= want {
 		return (*b)[:0]
 	}
-	// Room for a chunk like the last, or one cut at the default size:
-	// growing by doubling copied each chunk twice over, on the recorder's
-	// chunk writer.
-	return make([]byte, 0, max(first, s.lastChunk+s.lastChunk/8))
+	return make([]byte, 0, want)
 }
 
 // cutChunkSize is the size of a chunk cut at the default size: the
@@ -495,10 +503,9 @@ func dispatch(live *jfr.LiveChunk, f *streamFlush, handlers map[string][]func(*j
 		return fmt.Errorf("recorder: stream: %w", err)
 	}
 	if len(handlers) > 0 && byID.update(c.Metadata, handlers, version) {
-		loaded := false
 		for _, span := range f.scan {
-			if err := dispatchRange(live, span, c, &loaded, ev, byID); err != nil {
-				return err
+			if err := live.Dispatch(span[0], span[1], &byID.byID, ev); err != nil {
+				return fmt.Errorf("recorder: stream: %w", err)
 			}
 		}
 	}
@@ -602,53 +609,12 @@ func (t *typeSet) has(id int64) bool {
 	return id >= maxSmallID && t.large[id]
 }
 
-// dispatchRange decodes and hands over the events with handlers among the
-// records in span, loading the flush's constants before the first.
-func dispatchRange(live *jfr.LiveChunk, span [2]int64, c *jfr.Chunk, loaded *bool, ev *jfr.Event, byID *handlerTable) error {
-	r := live.Reader(span[0], span[1])
-	var recs [256]jfr.Record
-	for {
-		n, err := r.ReadRecords(recs[:])
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("recorder: stream: %w", err)
-		}
-		for _, rec := range recs[:n] {
-			fns := byID.lookup(rec.TypeID)
-			if len(fns) == 0 {
-				continue
-			}
-			if !*loaded {
-				// The constants this flush's events refer to.
-				if err := live.LoadConstants(); err != nil {
-					return fmt.Errorf("recorder: stream: %w", err)
-				}
-				*loaded = true
-			}
-			// The fields are decoded only if a handler asks for one.
-			if err := c.DecodeEventLazy(rec, ev); err != nil {
-				return fmt.Errorf("recorder: stream: %w", err)
-			}
-			for _, fn := range fns {
-				fn(ev)
-			}
-			if err := ev.Err(); err != nil {
-				return fmt.Errorf("recorder: stream: %w", err)
-			}
-		}
-	}
-}
-
-// handlerTable finds the handlers of a record's type by its id, without
-// hashing its name for every record.
+// handlerTable holds the handlers of a chunk's metadata by type id, so
+// that a record's handlers are found without hashing its type's name.
 type handlerTable struct {
 	md    *jfr.Metadata
-	built int                  // version of the handlers the table was built for
-	any   bool                 // some type of md has handlers
-	small [][]func(*jfr.Event) // by id, for ids below maxSmallID
-	large map[int64][]func(*jfr.Event)
+	built int // version of the handlers the table was built for
+	byID  jfr.EventHandlers
 }
 
 const maxSmallID = 1 << 12
@@ -657,35 +623,14 @@ const maxSmallID = 1 << 12
 // md's types has handlers.
 func (t *handlerTable) update(md *jfr.Metadata, handlers map[string][]func(*jfr.Event), version int) bool {
 	if md == t.md && t.built == version {
-		return t.any
+		return t.byID.Any()
 	}
-	t.md, t.built, t.any = md, version, false
-	clear(t.small)
-	t.large = map[int64][]func(*jfr.Event){}
+	t.md, t.built = md, version
+	t.byID.Reset()
 	for _, cl := range md.EventTypes() {
-		fns := handlers[cl.Name]
-		switch {
-		case len(fns) == 0 || cl.ID < 2:
-			continue
-		case cl.ID < maxSmallID:
-			if int(cl.ID) >= len(t.small) {
-				t.small = append(t.small, make([][]func(*jfr.Event), int(cl.ID)+1-len(t.small))...)
-			}
-			t.small[cl.ID] = fns
-		default:
-			t.large[cl.ID] = fns
+		if fns := handlers[cl.Name]; len(fns) > 0 && cl.ID >= 2 {
+			t.byID.Set(cl.ID, fns)
 		}
-		t.any = true
 	}
-	return t.any
-}
-
-func (t *handlerTable) lookup(id int64) []func(*jfr.Event) {
-	if id >= 0 && id < int64(len(t.small)) {
-		return t.small[id]
-	}
-	if id < maxSmallID {
-		return nil
-	}
-	return t.large[id]
+	return t.byID.Any()
 }

@@ -391,3 +391,21 @@ func TestStreamGrowsAroundHoles(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamChunkBufferRoom: a chunk's buffer has room for a chunk like
+// the last even when the spare one (a stream's last chunk, cut short) is
+// smaller: growing it would copy the chunk so far on the chunk writer.
+func TestStreamChunkBufferRoom(t *testing.T) {
+	s := NewStream()
+	s.spare = make(chan []byte, 1)
+	s.spare <- make([]byte, 0, 64<<10)
+	want := s.lastChunk + s.lastChunk/8
+	if b := s.chunkBuffer(1 << 10); cap(b) < want {
+		t.Errorf("a chunk buffer of %d bytes, want room for %d", cap(b), want)
+	}
+	big := make([]byte, 5, want)
+	s.spare <- big
+	if b := s.chunkBuffer(1 << 10); len(b) != 0 || &b[:1][0] != &big[0] {
+		t.Error("a spare buffer with room was not reused")
+	}
+}
