@@ -24,9 +24,9 @@ type Running struct {
 // by thread and time) find their goroutine. A thread without a Running
 // covering a time ran no goroutine then: the scheduler, GC workers, idle.
 type ThreadTimeline struct {
-	// Start and End bound the period the timeline covers, in the
+	// Start and End bound the generation the timeline covers, in the
 	// monotonic clock; both 0 if the trace has no clock snapshot (before
-	// Go 1.25) or Options.ThreadTimeline is off.
+	// Go 1.25). End is 0 in every piece of a generation but its last.
 	Start, End int64
 	Running    []Running
 }
@@ -96,10 +96,13 @@ func (tl *timeline) exactTime(m trace.ThreadID) trace.Time {
 }
 
 // sync starts a generation at t with the trace's clock snapshot, if any.
-func (tl *timeline) sync(t trace.Time, snap *trace.ClockSnapshot) {
+func (tl *timeline) sync(out *ThreadTimeline, t trace.Time, snap *trace.ClockSnapshot) {
 	tl.genStart = t
 	if snap != nil {
 		tl.monoOff, tl.monoKnown = int64(snap.Mono)-int64(snap.Trace), true
+	}
+	if tl.monoKnown {
+		out.Start = int64(t) + tl.monoOff
 	}
 }
 
@@ -167,6 +170,6 @@ func (tl *timeline) end(out *ThreadTimeline, t trace.Time) {
 		tl.on[m] = onThread{g: cur.g, since: seen, tail: t}
 	}
 	if tl.monoKnown {
-		out.Start, out.End = int64(tl.genStart)+tl.monoOff, int64(t)+tl.monoOff
+		out.End = int64(t) + tl.monoOff
 	}
 }
