@@ -28,8 +28,8 @@ import (
 // 2-core VM the machine's speed drifts by tens of percent from one second
 // to the next, so each mode is compared with its baseline in paired
 // rounds: an op is one round, the baseline and the mode back to back
-// (their order alternating), each serving requests for httpHalf after a
-// warm-up, with a recording of its own. Run it with -benchtime Nx for N
+// (their order alternating), each serving requests for httpHalfTime after
+// a warm-up, with a recording of its own. Run it with -benchtime Nx for N
 // rounds (15 or more). It reports the median and quartiles of the rounds'
 // ratios, mode over baseline: requests per second (req/s-ratio) and the
 // process's CPU time per request (cpu/req-ratio, which other processes
@@ -38,9 +38,9 @@ import (
 // tracer's buffers are in it), of the heap's objects, and of the
 // process's RSS, as the median of the rounds' differences (extra-*-MiB).
 //
-// The modes, each against the default preset in the same destination:
-// file-tracediscard runs runtime/trace into io.Discard (what tracing
-// itself costs), file-traceread has x/exp/trace read that trace as the
+// The modes, each against the default preset in the same destination
+// (MODE-vs-BASE names the pair): file-tracediscard runs runtime/trace into
+// io.Discard (what tracing itself costs), file-traceread has x/exp/trace read that trace as the
 // stream does, converting nothing (what parsing adds), file-stream is the
 // tracer's types streamed into a file recording; file-stream-samples adds
 // jdk.ExecutionSample at the profile's 10 ms to both halves (the thread
@@ -48,7 +48,8 @@ import (
 // runtime/trace's FlightRecorder as the recorder configures it, alone
 // (what the runtime costs), and ring-flight is the tracer's types in a
 // ring, kept in that flight recorder (converted only at a dump, which
-// this does not do).
+// this does not do), against a ring without it and against the runtime's
+// flight recorder alone (what the recorder adds to it).
 func BenchmarkHTTPTracer(b *testing.B) {
 	body := strings.Repeat("x", 2048)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -62,12 +63,10 @@ func BenchmarkHTTPTracer(b *testing.B) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 16}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
-	for _, mode := range []string{"file-tracediscard", "file-traceread", "file-stream", "file-stream-samples", "ring-fronly", "ring-flight"} {
-		b.Run(mode, func(b *testing.B) {
-			base := strings.SplitN(mode, "-", 2)[0] + "-off"
-			if strings.HasSuffix(mode, "-samples") {
-				base += "-samples"
-			}
+	for _, pair := range [][2]string{{"file-tracediscard", "file-off"}, {"file-traceread", "file-off"}, {"file-stream", "file-off"},
+		{"file-stream-samples", "file-off-samples"}, {"ring-fronly", "ring-off"}, {"ring-flight", "ring-off"}, {"ring-flight", "ring-fronly"}} {
+		mode, base := pair[0], pair[1]
+		b.Run(mode+"-vs-"+base, func(b *testing.B) {
 			var rounds [2][]httpHalf // baseline, mode
 			for i := range b.N {
 				order := []string{base, mode}
