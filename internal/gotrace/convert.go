@@ -242,7 +242,7 @@ func NewConverter(o Options) *Converter {
 		}
 	}
 	if o.Timeline != nil {
-		c.tl, c.timeline = newTimeline(), o.Timeline
+		c.tl, c.timeline = newTimeline(o.Timeline), o.Timeline
 	}
 	if !o.Anchor.IsZero() {
 		c.off = o.Anchor.UnixNano()
@@ -281,6 +281,7 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 	gens, sawEvent := 0, false
 	if c.tl != nil {
 		c.tl.reset()
+		c.runs = ThreadTimeline{Running: c.runs.Running[:0]} // a trace that failed left its last runs
 	}
 	for {
 		ev, err := tr.ReadEvent()
@@ -319,10 +320,6 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 		}
 		sawEvent = true
 		c.Event(&ev)
-		if len(c.runs.Running) >= TimelinePiece {
-			c.timeline(&c.runs)
-			c.runs.Running = c.runs.Running[:0]
-		}
 	}
 	if !sawEvent {
 		return errors.New("not a Go execution trace: no events")

@@ -49,6 +49,8 @@ type timeline struct {
 	exact     map[trace.ThreadID]trace.Time // each thread's last event of true time
 	lastM     trace.ThreadID                // the thread of the previous event, whose exact entry
 	lastT     trace.Time                    // ... is lastT, not yet stored
+	// piece takes a full piece of runs (Options.Timeline); nil keeps them.
+	piece func(*ThreadTimeline)
 }
 
 type onThread struct {
@@ -57,9 +59,9 @@ type onThread struct {
 	tail  trace.Time // the end of the unknown span end gave it
 }
 
-func newTimeline() *timeline {
+func newTimeline(piece func(*ThreadTimeline)) *timeline {
 	return &timeline{on: map[trace.ThreadID]onThread{}, thread: map[trace.GoID]trace.ThreadID{},
-		exact: map[trace.ThreadID]trace.Time{}, lastM: trace.NoThread}
+		exact: map[trace.ThreadID]trace.Time{}, lastM: trace.NoThread, piece: piece}
 }
 
 // reset forgets the goroutines on threads: a new trace starts.
@@ -152,6 +154,10 @@ func (tl *timeline) leave(out *ThreadTimeline, g trace.GoID, t trace.Time, redat
 func (tl *timeline) add(out *ThreadTimeline, m trace.ThreadID, g trace.GoID, start, end trace.Time) {
 	if tl.monoKnown && end > start {
 		out.Running = append(out.Running, Running{Thread: m, G: g, Start: int64(start) + tl.monoOff, End: int64(end) + tl.monoOff})
+		if len(out.Running) == TimelinePiece && tl.piece != nil {
+			tl.piece(out)
+			out.Running = out.Running[:0]
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // when the generation ends; until then the thread's goroutine is not known
 // (trace.NoGoroutine), never another goroutine's.
 func TestTimelineRedated(t *testing.T) {
-	tl := newTimeline()
+	tl := newTimeline(nil)
 	var out ThreadTimeline
 	tl.sync(&out, 100, &trace.ClockSnapshot{Trace: 0, Mono: 0})
 	step := func(g trace.GoID, from, to trace.GoState, at trace.Time, redated bool) {
