@@ -31,22 +31,28 @@ type sampleGoroutines struct {
 	from, to  int64
 	gaps      [][2]int64 // periods whose trace was dropped
 	restarted bool       // the trace restarted: the period until the next generation is a gap
-	waiting   []cpuSample
+	// unkept is when the runs of the generation being read stopped being
+	// kept (maxRuns): from it to the generation's end is a gap; 0 if none.
+	unkept  int64
+	waiting []cpuSample
 }
 
 // maxRuns bounds the runs kept (32 bytes a run), which only a sampler
-// that stopped reading could fill: past it, a generation's runs are not
-// kept, and the samples read later in its period are dropped.
+// that stopped reading could fill: past it, the rest of a generation's runs
+// are not kept, and the samples read later in that period are dropped.
 const maxRuns = 1 << 18
 
 func newSampleGoroutines() *sampleGoroutines {
 	return &sampleGoroutines{runs: map[trace.ThreadID][]gotrace.Running{}}
 }
 
-// add takes a converted generation's timeline.
-func (s *sampleGoroutines) add(tl gotrace.ThreadTimeline) {
-	if tl.End == 0 {
-		return
+// add takes a piece of the timeline (gotrace.Options.Timeline): the
+// waiting samples find their goroutine in its runs, and the runs samples
+// not yet read may fall in are kept. The generation's last piece, with its
+// end, makes the samples up to that end resolvable.
+func (s *sampleGoroutines) add(tl *gotrace.ThreadTimeline) {
+	if tl.Start == 0 {
+		return // no clock snapshot: the trace's times are not the sampler's
 	}
 	if s.restarted && s.to > 0 {
 		s.gaps = append(s.gaps, [2]int64{s.to, tl.Start})
@@ -55,7 +61,6 @@ func (s *sampleGoroutines) add(tl gotrace.ThreadTimeline) {
 	if s.from == 0 {
 		s.from = tl.Start
 	}
-	s.to = max(s.to, tl.End)
 	s.match(tl.Running)
 	n := 0
 	for _, r := range tl.Running {
@@ -63,15 +68,24 @@ func (s *sampleGoroutines) add(tl gotrace.ThreadTimeline) {
 			n++
 		}
 	}
-	if s.nruns+n > maxRuns {
-		s.gaps = append(s.gaps, [2]int64{max(tl.Start, s.readMono), tl.End})
-		return
-	}
-	s.nruns += n
-	for _, r := range tl.Running {
-		if r.End >= s.readMono {
-			s.runs[r.Thread] = append(s.runs[r.Thread], r)
+	switch {
+	case s.unkept != 0:
+	case s.nruns+n > maxRuns:
+		s.unkept = max(tl.Start, s.readMono)
+	default:
+		s.nruns += n
+		for _, r := range tl.Running {
+			if r.End >= s.readMono {
+				s.runs[r.Thread] = append(s.runs[r.Thread], r)
+			}
 		}
+	}
+	if tl.End != 0 {
+		if s.unkept != 0 {
+			s.gaps = append(s.gaps, [2]int64{s.unkept, tl.End})
+			s.unkept = 0
+		}
+		s.to = max(s.to, tl.End)
 	}
 }
 

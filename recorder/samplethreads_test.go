@@ -281,7 +281,7 @@ func TestSampleGoroutinesDroppedTrace(t *testing.T) {
 	if len(out) != 0 || lost != 0 {
 		t.Fatalf("before the trace covers them: %d out, %d lost", len(out), lost)
 	}
-	s.add(gotrace.ThreadTimeline{Start: 100, End: 1000, Running: []gotrace.Running{
+	s.add(&gotrace.ThreadTimeline{Start: 100, End: 1000, Running: []gotrace.Running{
 		{Thread: 7, G: 42, Start: 100, End: 200}, {Thread: 8, G: 43, Start: 300, End: 400}, {Thread: 9, G: trace.NoGoroutine, Start: 450, End: 550}}})
 	// The waiting samples found their runs; no sample still to come (the
 	// sampler read up to 1600) can fall in them: none is kept.
@@ -309,7 +309,7 @@ func TestSampleGoroutinesDroppedTrace(t *testing.T) {
 	// The watchdog drops the trace: the waiting sample at 1500 and those
 	// until the next generation have no timeline.
 	s.restarted = true
-	s.add(gotrace.ThreadTimeline{Start: 2000, End: 3000, Running: []gotrace.Running{{Thread: 7, G: 44, Start: 2000, End: 3000}}})
+	s.add(&gotrace.ThreadTimeline{Start: 2000, End: 3000, Running: []gotrace.Running{{Thread: 7, G: 44, Start: 2000, End: 3000}}})
 	out, lost = s.resolve([]cpuSample{sample(7, 1800), sample(7, 2500), sample(7, 3500)}, 3600, false)
 	if lost != 2 || len(out) != 1 || out[0].g != 44 {
 		t.Errorf("after a dropped trace: %d lost (want 2), resolved %+v (want goroutine 44)", lost, out)
@@ -334,5 +334,30 @@ func TestFlightHold(t *testing.T) {
 	f.samples = false
 	if old = f.hold(nil, now); len(old) != 2 || len(f.held) != 0 {
 		t.Errorf("samples no longer wanted: %d released, %d held; want 2, 0", len(old), len(f.held))
+	}
+}
+
+// TestSampleGoroutinesPieces: a generation's timeline comes in pieces;
+// waiting samples find their goroutine in any piece, and once the runs
+// kept would pass maxRuns the rest of the generation is a gap whose
+// samples read later are dropped and counted.
+func TestSampleGoroutinesPieces(t *testing.T) {
+	s := newSampleGoroutines()
+	sample := func(tid int32, mono int64) cpuSample { return cpuSample{tid: tid, mono: mono} }
+	s.resolve([]cpuSample{sample(7, 150)}, 1000, false)
+	s.add(&gotrace.ThreadTimeline{Start: 100, Running: []gotrace.Running{{Thread: 7, G: 42, Start: 100, End: 200}}})
+	// A run the sampler's next read may still fall in, past the bound.
+	many := make([]gotrace.Running, maxRuns+1)
+	for i := range many {
+		many[i] = gotrace.Running{Thread: 8, G: 43, Start: 1000 + int64(i), End: 1001 + int64(i)}
+	}
+	s.add(&gotrace.ThreadTimeline{Start: 100, Running: many})
+	if s.nruns != 0 {
+		t.Fatalf("%d runs kept past the bound", s.nruns)
+	}
+	s.add(&gotrace.ThreadTimeline{Start: 100, End: 1_000_000})
+	out, lost := s.resolve([]cpuSample{sample(8, 1500)}, 2_000_000, false)
+	if lost != 1 || len(out) != 1 || out[0].g != 42 {
+		t.Errorf("resolved %+v, %d lost; want the sample at 150 on goroutine 42, the one at 1500 lost", out, lost)
 	}
 }

@@ -79,10 +79,18 @@ func benchStream(b *testing.B, handledType string) {
 	b.ReportMetric(float64(copied)/float64(b.N*roundEvents), "stream-copied-B/event")
 }
 
-func median(v []float64) float64 {
+func median(v []float64) float64 { return quantile(v, 0.5) }
+
+// quantile is v's q-quantile, interpolated between the nearest ranks.
+func quantile(v []float64, q float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return s[len(s)/2]
+	x := q * float64(len(s)-1)
+	i := int(x)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (x-float64(i))*(s[i+1]-s[i])
 }
 
 // BenchmarkStreamLatency measures the time from Commit to the handler at

@@ -112,7 +112,11 @@ func startTracer(m map[string]resolved) (*tracer, error) {
 	if sampled {
 		t.samples = newSampleGoroutines()
 	}
-	t.conv = gotrace.NewConverter(gotrace.Options{Thresholds: off, FirstGCID: t.firstGC, ThreadTimeline: sampled})
+	o := gotrace.Options{Thresholds: off, FirstGCID: t.firstGC}
+	if sampled {
+		o.Timeline = t.timeline
+	}
+	t.conv = gotrace.NewConverter(o)
 	t.apply(m)
 	if err := t.start(); err != nil {
 		return nil, err
@@ -167,14 +171,19 @@ func (t *tracer) take(g *gotrace.Generation) error {
 	t.pending = append(t.pending, g.Events[:n]...)
 	t.lostEvents += int64(len(g.Events) - n)
 	t.lastEnd, t.emittedAt = max(t.lastEnd, g.End), t.read.Load()
-	if t.samples != nil {
-		t.samples.add(g.Threads)
-	}
 	t.mu.Unlock()
 	if slowConverter != nil {
 		slowConverter()
 	}
 	return nil
+}
+
+// timeline takes a piece of the converter's thread timeline for the CPU
+// samples.
+func (t *tracer) timeline(tl *gotrace.ThreadTimeline) {
+	t.mu.Lock()
+	t.samples.add(tl)
+	t.mu.Unlock()
 }
 
 // watch drops the trace when the converter lags more than maxTraceLag:
@@ -388,7 +397,8 @@ func (rt *runtimeEvents) flightDump(cal clock.Calibration) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := gotrace.NewConverter(gotrace.Options{Thresholds: th, ThreadTimeline: true})
+	threads := newSampleGoroutines()
+	c := gotrace.NewConverter(gotrace.Options{Thresholds: th, Timeline: threads.add})
 	jw, err := gotrace.NewJFRWriter(&out, c, &gotrace.JFRWriterOptions{Metadata: md,
 		Clock: jfr.Clock{StartNanos: cal.UnixNanos, StartTicks: cal.Ticks, TicksPerSecond: cal.TicksPerSecond},
 		Ticks: clock.TicksAt, FirstKey: flightKeys})
@@ -397,7 +407,6 @@ func (rt *runtimeEvents) flightDump(cal clock.Calibration) ([]byte, error) {
 	}
 	// The samples held for the dump find their goroutine in the window
 	// (or are older or newer than it), and go into the ring's next chunk.
-	threads := newSampleGoroutines()
 	rt.mu.Lock()
 	if rt.flight == f {
 		rt.readSamples()
@@ -411,13 +420,7 @@ func (rt *runtimeEvents) flightDump(cal clock.Calibration) ([]byte, error) {
 		rt.samples = append(rt.samples, held...)
 		rt.mu.Unlock()
 	}()
-	err = c.Convert(&window, func(g *gotrace.Generation) error {
-		threads.add(g.Threads)
-		if len(g.Events) == 0 {
-			return nil // a generation kept for its timeline only
-		}
-		return jw.WriteGeneration(g)
-	})
+	err = c.Convert(&window, jw.WriteGeneration)
 	if err != nil {
 		return nil, fmt.Errorf("recorder: the flight recorder's trace: %w", err)
 	}

@@ -26,7 +26,7 @@ const benchTraceEnv = "GOTRACE_BENCH_TRACE"
 // handing requests to workers over channels, a contended mutex and a
 // sync.Cond, as a server does; a trace like the design note's HTTP one.
 // With $GOTRACE_BENCH_TRACE set, it is that file's trace instead.
-func schedulerTrace(b *testing.B) []byte {
+func schedulerTrace(b testing.TB) []byte {
 	benchOnce.Do(func() {
 		if name := os.Getenv(benchTraceEnv); name != "" {
 			data, err := os.ReadFile(name)

@@ -110,9 +110,6 @@ type Generation struct {
 	Events     []Event
 	// Goroutines names the goroutines the events refer to.
 	Goroutines map[trace.GoID]string
-	// Threads is which goroutine ran on which thread, with
-	// Options.ThreadTimeline.
-	Threads ThreadTimeline
 }
 
 // Options configures a Converter. The zero value converts every kind with
@@ -128,10 +125,19 @@ type Options struct {
 	// 0): a recorder that traces its own process numbers cycles as
 	// runtime.MemStats.NumGC does.
 	FirstGCID uint64
-	// ThreadTimeline fills each Generation's Threads: a recorder that
-	// samples its threads itself gives the samples their goroutine.
-	ThreadTimeline bool
+	// Timeline, if set, is given which goroutine ran on which OS thread
+	// (ThreadTimeline): a recorder that samples its threads itself gives
+	// the samples their goroutine. It comes in pieces of at most
+	// TimelinePiece runs as the trace is read, a generation's last one
+	// before the generation's events, so that what the converter holds
+	// does not grow with the rate of goroutine switches (hundreds of
+	// thousands a second on a busy server). The piece is reused after
+	// Timeline returns.
+	Timeline func(*ThreadTimeline)
 }
+
+// TimelinePiece is the most runs a piece of the timeline has: 128 KiB.
+const TimelinePiece = 4096
 
 // Converter turns trace events into JDK events, generation by generation.
 // It keeps state only for live goroutines, the stop-the-world and the GC
@@ -150,8 +156,10 @@ type Converter struct {
 	nextSP    uint64
 	procs     int32
 	gen       Generation
-	tl        *timeline // with Options.ThreadTimeline
-	redated   bool      // the event being converted was re-dated by the reader
+	tl        *timeline // with Options.Timeline
+	runs      ThreadTimeline
+	timeline  func(*ThreadTimeline)
+	redated   bool // the event being converted was re-dated by the reader
 	sawSync   bool
 	lastTime  trace.Time
 	converted [NumKinds]int
@@ -233,8 +241,8 @@ func NewConverter(o Options) *Converter {
 			c.threshold[k].Store(int64(t))
 		}
 	}
-	if o.ThreadTimeline {
-		c.tl = newTimeline()
+	if o.Timeline != nil {
+		c.tl, c.timeline = newTimeline(o.Timeline), o.Timeline
 	}
 	if !o.Anchor.IsZero() {
 		c.off = o.Anchor.UnixNano()
@@ -273,6 +281,7 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 	gens, sawEvent := 0, false
 	if c.tl != nil {
 		c.tl.reset()
+		c.runs = ThreadTimeline{Running: c.runs.Running[:0]} // a trace that failed left its last runs
 	}
 	for {
 		ev, err := tr.ReadEvent()
@@ -302,7 +311,7 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 				c.gen.Start = c.wall(ev.Time())
 			}
 			if c.tl != nil {
-				c.tl.sync(ev.Time(), ev.Sync().ClockSnapshot)
+				c.tl.sync(&c.runs, ev.Time(), ev.Sync().ClockSnapshot)
 				// The reader may re-date the sync too: the next event's
 				// re-dating is 1 ns after it.
 				c.lastTime = max(c.lastTime, ev.Time())
@@ -320,9 +329,13 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 
 func (c *Converter) flush(emit func(*Generation) error) error {
 	if c.tl != nil {
-		c.tl.end(&c.gen.Threads, c.lastTime)
+		c.tl.end(&c.runs, c.lastTime)
+		if c.runs.End != 0 || len(c.runs.Running) > 0 {
+			c.timeline(&c.runs)
+		}
+		c.runs = ThreadTimeline{Running: c.runs.Running[:0]}
 	}
-	if len(c.gen.Events) == 0 && len(c.gen.Threads.Running) == 0 {
+	if len(c.gen.Events) == 0 {
 		return nil // the trace's last sync, or a generation with nothing to convert
 	}
 	c.gen.End = c.wall(c.lastTime)
@@ -337,7 +350,6 @@ func (c *Converter) flush(emit func(*Generation) error) error {
 	err := emit(&c.gen)
 	c.gen.Events = c.gen.Events[:0]
 	clear(c.gen.Goroutines)
-	c.gen.Threads = ThreadTimeline{Running: c.gen.Threads.Running[:0]}
 	return err
 }
 
@@ -387,7 +399,7 @@ func (c *Converter) goTransition(ev *trace.Event, st *trace.StateTransition) {
 	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
 	if c.tl != nil {
-		c.tl.transition(&c.gen.Threads, ev.Thread(), g, from, to, ev.Time(), c.redated)
+		c.tl.transition(&c.runs, ev.Thread(), g, from, to, ev.Time(), c.redated)
 	}
 	switch {
 	case from == trace.GoNotExist && to != trace.GoNotExist:

@@ -24,9 +24,9 @@ type Running struct {
 // by thread and time) find their goroutine. A thread without a Running
 // covering a time ran no goroutine then: the scheduler, GC workers, idle.
 type ThreadTimeline struct {
-	// Start and End bound the period the timeline covers, in the
+	// Start and End bound the generation the timeline covers, in the
 	// monotonic clock; both 0 if the trace has no clock snapshot (before
-	// Go 1.25) or Options.ThreadTimeline is off.
+	// Go 1.25). End is 0 in every piece of a generation but its last.
 	Start, End int64
 	Running    []Running
 }
@@ -49,6 +49,8 @@ type timeline struct {
 	exact     map[trace.ThreadID]trace.Time // each thread's last event of true time
 	lastM     trace.ThreadID                // the thread of the previous event, whose exact entry
 	lastT     trace.Time                    // ... is lastT, not yet stored
+	// piece takes a full piece of runs (Options.Timeline); nil keeps them.
+	piece func(*ThreadTimeline)
 }
 
 type onThread struct {
@@ -57,9 +59,9 @@ type onThread struct {
 	tail  trace.Time // the end of the unknown span end gave it
 }
 
-func newTimeline() *timeline {
+func newTimeline(piece func(*ThreadTimeline)) *timeline {
 	return &timeline{on: map[trace.ThreadID]onThread{}, thread: map[trace.GoID]trace.ThreadID{},
-		exact: map[trace.ThreadID]trace.Time{}, lastM: trace.NoThread}
+		exact: map[trace.ThreadID]trace.Time{}, lastM: trace.NoThread, piece: piece}
 }
 
 // reset forgets the goroutines on threads: a new trace starts.
@@ -96,10 +98,13 @@ func (tl *timeline) exactTime(m trace.ThreadID) trace.Time {
 }
 
 // sync starts a generation at t with the trace's clock snapshot, if any.
-func (tl *timeline) sync(t trace.Time, snap *trace.ClockSnapshot) {
+func (tl *timeline) sync(out *ThreadTimeline, t trace.Time, snap *trace.ClockSnapshot) {
 	tl.genStart = t
 	if snap != nil {
 		tl.monoOff, tl.monoKnown = int64(snap.Mono)-int64(snap.Trace), true
+	}
+	if tl.monoKnown {
+		out.Start = int64(t) + tl.monoOff
 	}
 }
 
@@ -149,6 +154,10 @@ func (tl *timeline) leave(out *ThreadTimeline, g trace.GoID, t trace.Time, redat
 func (tl *timeline) add(out *ThreadTimeline, m trace.ThreadID, g trace.GoID, start, end trace.Time) {
 	if tl.monoKnown && end > start {
 		out.Running = append(out.Running, Running{Thread: m, G: g, Start: int64(start) + tl.monoOff, End: int64(end) + tl.monoOff})
+		if len(out.Running) == TimelinePiece && tl.piece != nil {
+			tl.piece(out)
+			out.Running = out.Running[:0]
+		}
 	}
 }
 
@@ -167,6 +176,6 @@ func (tl *timeline) end(out *ThreadTimeline, t trace.Time) {
 		tl.on[m] = onThread{g: cur.g, since: seen, tail: t}
 	}
 	if tl.monoKnown {
-		out.Start, out.End = int64(tl.genStart)+tl.monoOff, int64(t)+tl.monoOff
+		out.End = int64(t) + tl.monoOff
 	}
 }

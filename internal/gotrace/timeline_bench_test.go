@@ -14,10 +14,8 @@ func BenchmarkConvertThreadTimeline(b *testing.B) {
 	b.ReportAllocs()
 	runs := 0
 	for b.Loop() {
-		err := NewConverter(Options{ThreadTimeline: true}).Convert(bytes.NewReader(data), func(g *Generation) error {
-			runs += len(g.Threads.Running)
-			return nil
-		})
+		c := NewConverter(Options{Timeline: func(tl *ThreadTimeline) { runs += len(tl.Running) }})
+		err := c.Convert(bytes.NewReader(data), func(g *Generation) error { return nil })
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -68,26 +68,36 @@ func TestThreadTimeline(t *testing.T) {
 	rtrace.Stop()
 
 	var runs []Running
-	gens := 0
-	c := NewConverter(Options{ThreadTimeline: true})
-	err := c.Convert(bytes.NewReader(buf.Bytes()), func(g *Generation) error {
-		gens++
-		tl := g.Threads
-		if tl.Start == 0 || tl.End < tl.Start {
-			t.Errorf("generation %d covers [%d, %d]", gens, tl.Start, tl.End)
+	gens, pieces := 0, 0
+	var start int64
+	c := NewConverter(Options{Timeline: func(tl *ThreadTimeline) {
+		pieces++
+		if len(tl.Running) > TimelinePiece {
+			t.Errorf("a piece of %d runs, more than %d", len(tl.Running), TimelinePiece)
 		}
+		if tl.Start == 0 || start != 0 && tl.Start != start || tl.End != 0 && tl.End < tl.Start {
+			t.Errorf("a piece of generation %d covers [%d, %d], the generation began at %d", gens+1, tl.Start, tl.End, start)
+		}
+		start = tl.Start
 		for _, r := range tl.Running {
 			// A run may go on from the previous generation's last event
 			// of its thread.
-			if r.End > tl.End || r.End <= r.Start {
+			if tl.End != 0 && r.End > tl.End || r.End <= r.Start {
 				t.Errorf("%+v outside its generation [%d, %d]", r, tl.Start, tl.End)
 			}
 		}
 		runs = append(runs, tl.Running...)
-		return nil
-	})
+		if tl.End != 0 {
+			gens++
+			start = 0
+		}
+	}})
+	err := c.Convert(bytes.NewReader(buf.Bytes()), func(g *Generation) error { return nil })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if gens == 0 {
+		t.Fatalf("%d generations in %d pieces", gens, pieces)
 	}
 	byThread := map[trace.ThreadID][]Running{}
 	for _, r := range runs {
@@ -121,20 +131,5 @@ func TestThreadTimeline(t *testing.T) {
 		if found < len(s.monos)*9/10 {
 			t.Errorf("goroutine %d on thread %d: %d of its %d times in the timeline", s.g, s.tid, found, len(s.monos))
 		}
-	}
-}
-
-// TestThreadTimelineOff: without the option, generations carry no
-// timeline.
-func TestThreadTimelineOff(t *testing.T) {
-	c := NewConverter(Options{})
-	err := c.Convert(bytes.NewReader(workloadTrace(t)), func(g *Generation) error {
-		if g.Threads.Start != 0 || len(g.Threads.Running) != 0 {
-			t.Errorf("a timeline without the option: %d runs", len(g.Threads.Running))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
