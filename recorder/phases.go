@@ -24,11 +24,13 @@ const (
 	phaseWriteFlush                    // the chunk writer's whole flush
 	phaseSettle                        // a sleep before unpinned work
 	phaseRawWrite                      // a raw pwrite or ftruncate
+	phaseDueLate                       // a flush, from when it was due to its end
+	phaseTickDue                       // the ticker's tick, from when the flush was due
 	phaseCount
 )
 
 var phaseNames = [phaseCount]string{"pause", "tick-late", "drain", "live", "prepare", "job-send", "spare-wait",
-	"encode", "deliver-lock", "file-write", "write-flush", "settle", "raw-write"}
+	"encode", "deliver-lock", "file-write", "write-flush", "settle", "raw-write", "due-late", "tick-due"}
 
 // phaseMax holds the longest duration of each phase, in nanoseconds, when
 // phaseLog is on (benchmarks set it; it costs the flusher a clock read

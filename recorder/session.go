@@ -224,6 +224,11 @@ func (ss *session) applyTo(d *batch.Desc, m map[string]resolved) {
 // into the chunk being written (a flushpoint), as the JDK does.
 const flushInterval = time.Second
 
+// stallGrace is how late a flushpoint may be before the emitters wake the
+// flusher and yield to it (batch.StallAt): a flushpoint every 1-2 s leaves
+// time for the run queues to bring the flusher's turn.
+const stallGrace = 250 * time.Millisecond
+
 // flushReq asks the flusher for a flushpoint, closing the chunk after it
 // if cut is set; ack is closed once the recordings have it.
 type flushReq struct {
@@ -269,8 +274,18 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	// parking on a timer's channel may end in the global run queue); a
 	// goroutine of its own forwards the ticks.
 	var interval, flushedAt atomic.Int64
-	interval.Store(int64(min(age, flushInterval)))
-	flushedAt.Store(time.Now().UnixNano())
+	// setDue notes that a flush ended now and sets when the next is due,
+	// for the ticks, and when it is late, for the emitters
+	// (batch.StallAt): either wakes the flusher.
+	setDue := func() {
+		d := min(age, flushInterval)
+		interval.Store(int64(d))
+		flushedAt.Store(time.Now().UnixNano())
+		batch.SetStallAt(clock.Now() + int64(float64(d+stallGrace)*float64(ss.tps)/1e9))
+	}
+	setDue()
+	// due tells whether a flush is due, however the flusher was woken.
+	due := func() bool { return time.Now().UnixNano()-flushedAt.Load() >= interval.Load() }
 	ticks := make(chan struct{}, 1)
 	tickerDone := make(chan struct{})
 	go forwardTicks(&interval, &flushedAt, ticks, tickerDone)
@@ -321,8 +336,7 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		cur, _ = receive(st, spare)
 		phaseSince(phaseSpareWait, t)
 		age, size = job.maxAge, job.maxSize
-		interval.Store(int64(min(age, flushInterval)))
-		flushedAt.Store(time.Now().UnixNano())
+		setDue()
 	}
 	defer func() {
 		close(jobs)
@@ -367,12 +381,16 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		switch what {
 		case wake:
 			drain()
-			if cur.size >= size || len(cur.held) >= holdLimit {
+			if cur.size >= size || len(cur.held) >= holdLimit || due() {
+				late := time.Unix(0, flushedAt.Load()+interval.Load())
 				flush(flushReq{})
+				phaseSince(phaseDueLate, late)
 			}
 		case tick:
+			late := time.Unix(0, flushedAt.Load()+interval.Load())
 			flush(flushReq{})
 			phaseSince(phaseTickLate, time.Unix(0, tickedAt.Load()))
+			phaseSince(phaseDueLate, late)
 		case request:
 			flush(req)
 		case stopped:
@@ -398,12 +416,14 @@ func forwardTicks(interval, flushedAt *atomic.Int64, ticks chan<- struct{}, done
 		case <-timer.C:
 		}
 		d := time.Duration(interval.Load())
-		if wait := time.Until(time.Unix(0, flushedAt.Load()).Add(d)); wait > 0 {
+		due := time.Unix(0, flushedAt.Load()).Add(d)
+		if wait := time.Until(due); wait > 0 {
 			d = wait
 		} else {
 			select {
 			case ticks <- struct{}{}:
 				tickedAt.Store(time.Now().UnixNano())
+				phaseSince(phaseTickDue, due)
 			default:
 			}
 		}

@@ -30,6 +30,16 @@ import (
 // (its sync.Pool may take a mutex). What does (the recorder's lock, the
 // file writes) runs between the pinned parts.
 //
+// Pinning cannot cover the times the flusher waits to run: woken (by its
+// ticks or the emitters), after a pause, after a settle. A goroutine
+// readied in runnext is pushed to the back of the P's run queue by the
+// next one readied there before it runs, and one woken with a used-up
+// time slice may be preempted before it pins: then it waits behind the
+// run queues' time slices, 1-28 s in BenchmarkCPUBoundGoroutines. So once
+// a flushpoint is late (stallGrace past due), the emitters wake the
+// flusher and yield their P at each event (batch.StallAt), and the run
+// queues move by the time between two events until it runs.
+//
 // Builds without procPin (-tags flightrec_nolinkname, -race) and
 // FLIGHTREC_FLUSHER=preemptible run the same work unpinned, as one step.
 const (

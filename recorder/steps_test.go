@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/flightrec/flightrec/event"
+	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/clock"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -168,5 +170,49 @@ func TestPinnedFileWriteKeepsP(t *testing.T) {
 	}
 	if s.slowRaw {
 		t.Logf("the writes were slow (%d in 100 ms): written through the scheduler since", writes)
+	}
+}
+
+// TestLateFlusherGetsTheP: once a flushpoint is late (batch.StallAt),
+// each event wakes the flusher and yields the writer's P, so on one P the
+// goroutines queued behind the writer, the flusher among them, run within
+// its next few events (the scheduler takes one from the global run queue,
+// where the writer waits, every 61 turns). Behind goroutines that never
+// block, the flusher would otherwise wait for the run queues' 10 ms time
+// slices, for seconds (BenchmarkCPUBoundGoroutines). A flush sets the
+// next stall time, a second away at least.
+func TestLateFlusherGetsTheP(t *testing.T) {
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	emitCounted(1) // the P's buffer, so the next events take the common path
+	events := 1
+	for round := range 20 {
+		batch.SetStallAt(0)
+		var ran atomic.Bool
+		go ran.Store(true)
+		for k := 0; k < 4 && !ran.Load(); k++ {
+			emitCounted(1, events)
+			events++
+		}
+		if !ran.Load() {
+			t.Fatalf("round %d: the writer kept the only P for 4 events while the flusher was late", round)
+		}
+	}
+	theSession.flushNow()
+	if at, now := batch.StallAt(), clock.Now(); at-now < theSession.tps {
+		t.Errorf("after a flush the flusher is late in %.3f s, want 1 s or more", float64(at-now)/float64(theSession.tps))
+	}
+	n := 0
+	eachEvent(t, dumped(t, rec), func(ev *jfr.Event) {
+		if ev.Type.Name == "test.Counted" {
+			n++
+		}
+	})
+	if n != events {
+		t.Errorf("%d events recorded, want %d", n, events)
 	}
 }

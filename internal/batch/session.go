@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/flightrec/flightrec/internal/pin"
@@ -64,7 +65,28 @@ var active atomic.Pointer[Session]
 func Active() *Session { return active.Load() }
 
 // Activate makes s the running session (nil: none).
-func Activate(s *Session) { active.Store(s) }
+func Activate(s *Session) {
+	stallAt.Store(math.MaxInt64)
+	active.Store(s)
+}
+
+// stallAt is the clock time (ticks) past which the flusher is late: its
+// flushpoint was due a while before and it has not written it. Behind
+// goroutines that never block, a flusher that lost its P (preempted, or
+// pushed out of its P's runnext slot) waits in a run queue behind
+// thousands of 10 ms time slices, and the tick that should wake it may
+// wait as well. Then writers take Record's uncommon path, wake the
+// flusher and yield their P once per event, so the run queues move by
+// the time between two events rather than by time slices, and the
+// flusher's turn comes.
+var stallAt = func() (a atomic.Int64) { a.Store(math.MaxInt64); return }()
+
+// StallAt returns the time past which the flusher is late (see stallAt):
+// one load, for the emit path.
+func StallAt() int64 { return stallAt.Load() }
+
+// SetStallAt sets the time past which the flusher is late.
+func SetStallAt(ticks int64) { stallAt.Store(ticks) }
 
 // Scratch returns P id's room for a stack trace, or nil if id is out of
 // range. The caller is pinned to P id.
@@ -109,6 +131,14 @@ func (s *Session) Swap(id int) *Buffer {
 // out and events are dropped. (At a quarter, two goroutines emitting
 // flat out on two cores lost up to 0.4% of their events.)
 func (s *Session) Behind() bool { return len(s.free) < cap(s.free)/2 }
+
+// WakeFlusher wakes the flusher (after it is late) without waiting.
+func (s *Session) WakeFlusher() {
+	select {
+	case s.Wake <- struct{}{}:
+	default:
+	}
+}
 
 // Buffers returns how many buffers the session has.
 func (s *Session) Buffers() int { return cap(s.free) }

@@ -94,8 +94,8 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 	// One load and branch for each case uncommon handles.
 	b := batch.Current(id)
 	var skey uint64
-	if b == nil || d.Noting() || !b.Fits(size) || !b.SameThread(g) || batch.Active() == nil {
-		if b, skey, id = uncommon(h, d, id, start, end, g, size); b == nil {
+	if b == nil || d.Noting() || !b.Fits(size) || !b.SameThread(g) || batch.Active() == nil || now >= batch.StallAt() {
+		if b, skey, id = uncommon(h, d, id, start, end, g, size, now); b == nil {
 			return Writer{}, false
 		}
 	}
@@ -126,18 +126,28 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 
 // uncommon is Record's way to a buffer when the common case does not
 // hold: it handles a missing, full or other-goroutine buffer, a stack
-// trace, references and a flusher falling behind (yielding the P, which
-// may move the goroutine to another P: it returns the P it is pinned to).
+// trace, references and a flusher falling behind or late (yielding the
+// P, which may move the goroutine to another P: it returns the P it is
+// pinned to).
 // It returns a nil buffer, unpinned, if the event is not to be written
 // (no session, or dropped and counted).
 //
 //go:noinline
-func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size int) (*batch.Buffer, uint64, int) {
-	for {
+func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size int, now int64) (*batch.Buffer, uint64, int) {
+	for late := now >= batch.StallAt(); ; late = false {
 		s := batch.Active()
 		if s == nil {
 			pin.Unpin(id)
 			return nil, 0, id
+		}
+		if late {
+			// The flusher is late (batch.StallAt): wake it, and yield
+			// the P once for this event.
+			s.WakeFlusher()
+			pin.Unpin(id)
+			runtime.Gosched()
+			id = pin.Pin()
+			continue
 		}
 		b := batch.Current(id)
 		if b != nil && !d.Noting() && b.Fits(size) && b.SameThread(g) {
