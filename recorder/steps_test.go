@@ -159,7 +159,7 @@ func TestPinnedFileWriteKeepsP(t *testing.T) {
 	for start := time.Now(); time.Since(start) < 100*time.Millisecond; writes++ {
 		pauses := st.pauses
 		ran.Store(false)
-		if err := s.writeAt(buf, int64(writes%64)*int64(len(buf))); err != nil {
+		if err := s.writeAt(buf, int64(writes%16)*int64(len(buf))); err != nil {
 			t.Fatal(err)
 		}
 		if ran.Load() && st.pauses == pauses {
