@@ -1,6 +1,7 @@
 package event_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,5 +54,35 @@ func TestSlowClockPath(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDropYields: an emitter that finds no buffer free yields its P, so
+// that the flusher, which frees buffers, gets to run. On one P, with no
+// flusher, a goroutine made runnable once events are being dropped runs
+// at the next drop; an emitter that did not yield would drop events until
+// the scheduler preempted it (10 ms: thousands of events), and two
+// goroutines emitting flat out on two Ps kept the flusher from both.
+func TestDropYields(t *testing.T) {
+	s := session(t, "test.GenAll")
+	emitOne := func() {
+		var ev genAll
+		genAllType.Begin(&ev)
+		ev.Commit()
+	}
+	for i := 0; s.DroppedEvents.Load() == 0; i++ {
+		if i > 1e6 {
+			t.Fatal("no event dropped with every buffer full")
+		}
+		emitOne()
+	}
+	var ran atomic.Bool
+	go ran.Store(true)
+	dropped := s.DroppedEvents.Load()
+	for !ran.Load() {
+		emitOne()
+	}
+	if n := s.DroppedEvents.Load() - dropped; n > 3 {
+		t.Fatalf("%d events dropped before a runnable goroutine ran on the emitter's P", n)
 	}
 }

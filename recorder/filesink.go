@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -68,9 +69,24 @@ type fileSink struct {
 	// between its writer's segments, tail those after the last segment.
 	shift, tail int64
 	hdr         [jfr.HeaderSize]byte
-	buf         []byte
-	pages       []byte    // reservation pages to write,
-	pclock      jfr.Clock // stamped with this clock
+	// A write is a list of pieces written one after the other (vec):
+	// a segment is written from where its writer made it (the buffers'
+	// records in place, the writer's encoded constants), not gathered
+	// into one buffer first. head is a segment's chunk header, its size
+	// set; small holds the padding and filler headers a write adds, and
+	// the 6 bytes that switch a filler header.
+	vec      [][]byte
+	head     [jfr.HeaderSize]byte
+	small    []byte // in smallBuf, which it never outgrows
+	smallBuf [128]byte
+	one      [1][]byte // writeAt's write
+	// buf gathers a write for WriteAt when it is not written raw (and
+	// the small chunk Close writes), patched a segment whose delta
+	// patchDelta lengthens.
+	buf, patched []byte
+	iov          iovecs    // the raw write's pieces
+	page         []byte    // one reservation page, written as often as needed,
+	pclock       jfr.Clock // stamped with this clock
 	// steps are the chunk writer's while it writes a segment: pinned,
 	// writes go through writeAt.
 	steps   *steps
@@ -88,9 +104,10 @@ type sinkFile interface {
 const (
 	fillerHeaderSize = jfr.FillerHeaderSize
 	maxFiller        = 1<<28 - 1 // its size is a 4-byte varint and a zero byte
-	// pageRun is the most reservation pages one write carries.
-	pageRun = 256
 )
+
+// zeroPage is the body of the first chunk's filler (at most two pages).
+var zeroPage [jfr.ReservePage]byte
 
 // growth is how much the reservation grows by beyond what a segment needs
 // (tests lower it). Growing writes it (as reservation pages) where a
@@ -157,38 +174,80 @@ func alignUp(n int64) int64 {
 	return (n + jfr.ReservePage - 1) / jfr.ReservePage * jfr.ReservePage
 }
 
-// layoutSegment gathers into s.buf a padding record of pad bytes (if pad
-// > 0), seg's bytes, one of tail bytes (if tail > 0), and the header of a
-// filler up to resEnd if room is left, for a segment written at off.
-func (s *fileSink) layoutSegment(seg segment, off, pad, tail int64) []byte {
-	// Pinned, in steps, as the flusher's other work (steps.go): the
-	// chunk writer's steps, which stay pinned, or its own.
-	st := s.steps
-	if st == nil {
-		st = newSteps()
-	}
-	if !st.pinned {
-		defer st.end()
-	}
-	st.begin()
-	b := s.buf[:0]
+// layout lays out in s.vec the write of a segment at off: a padding
+// record of pad bytes (if pad > 0), seg's bytes (its chunk header h, if
+// given, in place of seg's first HeaderSize bytes), one of tail bytes (if
+// tail > 0), and the header of a filler up to resEnd if room is left.
+func (s *fileSink) layout(parts [][]byte, h []byte, off, pad, tail int64) [][]byte {
+	v := s.vec[:0]
+	// A padding record of up to 67 bytes, a tail, a filler header and
+	// the switch fit in smallBuf: the pieces of v that point into it
+	// stay valid.
+	s.small = s.smallBuf[:0]
 	if pad > 0 {
-		b = appendPad(b, pad)
+		v = s.appendSmall(v, appendPad(s.small, pad))
 	}
-	for _, p := range seg.parts {
-		b = append(b, p...)
-		st.point()
+	if h != nil {
+		v = append(v, h)
 	}
+	v = appendFrom(v, parts, int64(len(h)))
 	if tail > 0 {
-		b = appendPad(b, tail)
+		v = s.appendSmall(v, appendPad(s.small, tail))
 	}
-	if rest := s.resEnd - off - int64(len(b)); rest > 0 {
+	if rest := s.resEnd - off - vecSize(v); rest > 0 {
 		var fh [fillerHeaderSize]byte
 		jfr.PutFillerHeader(fh[:], rest)
-		b = append(b, fh[:]...)
+		v = s.appendSmall(v, append(s.small, fh[:]...))
 	}
-	s.buf = b
-	return b
+	s.vec = v
+	return v
+}
+
+// appendSmall appends to v the bytes b added to s.small.
+func (s *fileSink) appendSmall(v [][]byte, b []byte) [][]byte {
+	v = append(v, b[len(s.small):])
+	s.small = b
+	return v
+}
+
+// appendFrom appends to v the pieces of parts from byte k on.
+func appendFrom(v, parts [][]byte, k int64) [][]byte {
+	for _, p := range parts {
+		if k >= int64(len(p)) {
+			k -= int64(len(p))
+			continue
+		}
+		v = append(v, p[k:])
+		k = 0
+	}
+	return v
+}
+
+// copyFrom copies to dst the bytes of v from byte k on, and returns how
+// many it copied.
+func copyFrom(dst []byte, v [][]byte, k int64) int {
+	n := 0
+	for _, p := range v {
+		if n == len(dst) {
+			break
+		}
+		if k >= int64(len(p)) {
+			k -= int64(len(p))
+			continue
+		}
+		n += copy(dst[n:], p[k:])
+		k = 0
+	}
+	return n
+}
+
+// vecSize returns the bytes of v.
+func vecSize(v [][]byte) int64 {
+	var n int64
+	for _, p := range v {
+		n += int64(len(p))
+	}
+	return n
 }
 
 // fits tells whether n bytes fit at the end of the data, leaving either
@@ -227,20 +286,18 @@ func (s *fileSink) writePages(off, end int64) error {
 	if off >= end {
 		return nil
 	}
-	// The pages are built once per chunk (they carry its clock) and
-	// written as often as needed.
-	if c := s.clock(); c != s.pclock || len(s.pages) == 0 {
-		s.pages = jfr.AppendReservation(s.pages[:0], c, pageRun)
+	// One page, built once per chunk (it carries the chunk's clock), is
+	// every piece of the write.
+	if c := s.clock(); c != s.pclock || len(s.page) == 0 {
+		s.page = jfr.AppendReservation(s.page[:0], c, 1)
 		s.pclock = c
 	}
-	for off < end {
-		b := s.pages[:min(int64(len(s.pages)), end-off)]
-		if err := s.writeAt(b, off); err != nil {
-			return err
-		}
-		off += int64(len(b))
+	v := s.vec[:0]
+	for range (end - off) / jfr.ReservePage {
+		v = append(v, s.page)
 	}
-	return nil
+	s.vec = v
+	return s.writeVec(v, 0, off)
 }
 
 // clock returns the current chunk's clock, which the reservation's
@@ -286,15 +343,21 @@ func (s *fileSink) write(seg segment) error {
 		if rest := s.resEnd - e; rest > 0 && rest < fillerHeaderSize {
 			s.resEnd += jfr.ReservePage
 		}
-		b := s.layoutSegment(seg, 0, 0, tail)
-		b = append(b, make([]byte, s.resEnd-int64(len(b)))...) // the filler's body: the file ends at resEnd
-		setSize(b, s.resEnd, true)
-		if err := s.writeAt(b, 0); err != nil {
+		if copyFrom(s.head[:], seg.parts, 0) < jfr.HeaderSize {
+			return errors.New("internal error: a chunk's first segment is shorter than its header")
+		}
+		setSize(s.head[:], s.resEnd, true)
+		v := s.layout(seg.parts, s.head[:], 0, 0, tail)
+		for z := s.resEnd - vecSize(v); z > 0; z -= jfr.ReservePage {
+			v = append(v, zeroPage[:min(z, jfr.ReservePage)]) // the filler's body: the file ends at resEnd
+		}
+		s.vec = v
+		if err := s.writeVec(v, 0, 0); err != nil {
 			return err
 		}
 		s.opened, s.start, s.end = true, 0, e
 		s.shift, s.tail = tail, tail
-		copy(s.hdr[:], b[:jfr.HeaderSize])
+		s.hdr = s.head
 		return nil
 	case n == 0:
 		s.takeHeader(seg.header)
@@ -311,22 +374,34 @@ func (s *fileSink) write(seg segment) error {
 		}
 	}
 	at := s.end
-	b := s.layoutSegment(seg, at, pad, tail)
+	parts := seg.parts
+	var h []byte
 	if seg.first {
-		h := b[pad:]
+		h = s.head[:]
+		if copyFrom(h, parts, 0) < jfr.HeaderSize {
+			return errors.New("internal error: a chunk's first segment is shorter than its header")
+		}
 		if pad == 0 && (h[4] != 0 || h[5] != jfr.FillerType) {
 			return errors.New("internal error: a chunk header does not match the filler")
 		}
 		setSize(h, s.resEnd-at-pad, true)
 	} else if s.tail > 0 {
-		if err := s.patchDelta(b[:n], seg.header, at-s.start-s.shift); err != nil {
+		// Rare (the data ended in a page's last 5 bytes): the segment is
+		// gathered to be patched.
+		s.patched = gather(s.patched[:0], parts, 0, n)
+		if err := s.patchDelta(s.patched, seg.header, at-s.start-s.shift); err != nil {
 			return err
 		}
+		parts = [][]byte{s.patched}
 	}
-	if err := s.writeAt(b[fillerHeaderSize:], at+fillerHeaderSize); err != nil {
+	v := s.layout(parts, h, at, pad, tail)
+	if err := s.writeVec(v, fillerHeaderSize, at+fillerHeaderSize); err != nil {
 		return err
 	}
-	if err := s.writeAt(b[:fillerHeaderSize], at); err != nil {
+	// The switch: the segment's first 6 bytes over the filler's header.
+	sw := s.small[len(s.small) : len(s.small)+fillerHeaderSize]
+	copyFrom(sw, v, 0)
+	if err := s.writeAt(sw, at); err != nil {
 		return err
 	}
 	s.end = at + pad + n + tail
@@ -339,7 +414,7 @@ func (s *fileSink) write(seg segment) error {
 		}
 		s.start = at + pad
 		s.shift, s.tail = tail, tail
-		copy(s.hdr[:], b[pad:pad+jfr.HeaderSize])
+		s.hdr = s.head
 		return nil
 	}
 	s.takeHeader(seg.header)
@@ -452,16 +527,21 @@ func (s *fileSink) dropReservation() error {
 // flush, so that goroutines that never block do not queue it behind them.
 // A write through the scheduler would let it retake the P once the write
 // lasts a sysmon tick (20 us or more), and the writer would come back
-// from it in the global run queue. Pinned, writes are raw pwrite calls of
-// at most rawWriteMax bytes, a step each (to tmpfs or the page cache,
-// 256 KiB take about 0.1 ms). A raw write holds the P and delays a
-// stop-the-world (GC) until it returns: a file on a device slow enough
-// that rawSlowWrites writes in a row take over rawWriteSlow each
-// (writeback throttling, a network file system) is written through the
-// scheduler from then on. One slow write proves little on a loaded
-// machine, where the thread itself waits for a CPU.
+// from it in the global run queue. Pinned, writes are raw pwritev calls
+// of at most rawWriteMax bytes, a step each (to tmpfs, 1 MiB of new pages
+// takes about 0.6 ms, the step budget; over pages written before, half
+// that). A raw write holds the P and delays a stop-the-world (GC) until
+// it returns: a file on a device slow enough that rawSlowWrites writes in
+// a row take over rawWriteSlow each (writeback throttling, a network file
+// system) is written through the scheduler from then on. One slow write
+// proves little on a loaded machine, where the thread itself waits for a
+// CPU.
+//
+// Writes through the scheduler are cut into the same pieces, so that the
+// states a kill may leave between them are those the tests check (a file
+// whose writes are logged is written that way).
 const (
-	rawWriteMax   = 256 << 10
+	rawWriteMax   = 1 << 20
 	rawWriteSlow  = 20 * time.Millisecond
 	rawSlowWrites = 3
 )
@@ -477,6 +557,8 @@ func (s *fileSink) rawFile() *os.File {
 
 // truncate sets the file's size.
 func (s *fileSink) truncate(size int64) error {
+	batch.BeginWrite()
+	defer batch.EndWrite()
 	f := s.rawFile()
 	if f == nil {
 		return s.unpinned(func() error { return s.f.Truncate(size) })
@@ -489,27 +571,97 @@ func (s *fileSink) truncate(size int64) error {
 
 // writeAt writes b at off.
 func (s *fileSink) writeAt(b []byte, off int64) error {
-	f := s.rawFile()
-	if f == nil {
-		return s.unpinned(func() error {
-			_, err := s.f.WriteAt(b, off)
-			return err
-		})
-	}
-	for len(b) > 0 {
-		t := time.Now()
-		n, err := rawPwrite(f, b[:min(len(b), rawWriteMax)], off)
+	s.one[0] = b
+	err := s.writeVec(s.one[:], 0, off)
+	s.one[0] = nil
+	return err
+}
+
+// writeVec writes the bytes of v from byte skip on at off, in pieces of
+// at most rawWriteMax bytes.
+func (s *fileSink) writeVec(v [][]byte, skip, off int64) error {
+	for left := vecSize(v) - skip; left > 0; {
+		n, err := s.writePiece(v, skip, min(left, rawWriteMax), off)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return &os.PathError{Op: "write", Path: f.Name(), Err: io.ErrShortWrite}
+			return &os.PathError{Op: "write", Path: s.name(), Err: io.ErrShortWrite}
 		}
-		s.timed(t)
-		b, off = b[n:], off+int64(n)
+		skip, off, left = skip+n, off+n, left-n
 		s.steps.point()
 	}
 	return nil
+}
+
+// writePiece writes n bytes of v from byte k on at off, raw when pinned,
+// and returns how many it wrote.
+func (s *fileSink) writePiece(v [][]byte, k, n, off int64) (int64, error) {
+	batch.BeginWrite()
+	defer batch.EndWrite()
+	if f := s.rawFile(); f != nil {
+		t := time.Now()
+		w, err := rawPwritev(f, &s.iov, v, k, n, off)
+		if err == nil {
+			s.timed(t)
+		}
+		return w, err
+	}
+	// A piece within one part is written from there; else gathered.
+	b := within(v, k, n)
+	if b == nil {
+		s.buf = gather(s.buf[:0], v, k, n)
+		b = s.buf
+	}
+	err := s.unpinned(func() error {
+		_, err := s.f.WriteAt(b, off)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// within returns the n bytes of v from byte k on if one piece of v holds
+// them all, else nil.
+func within(v [][]byte, k, n int64) []byte {
+	for _, p := range v {
+		if k < int64(len(p)) {
+			if k+n <= int64(len(p)) {
+				return p[k : k+n]
+			}
+			return nil
+		}
+		k -= int64(len(p))
+	}
+	return nil
+}
+
+// gather appends to dst the n bytes of v from byte k on.
+func gather(dst []byte, v [][]byte, k, n int64) []byte {
+	for _, p := range v {
+		if n == 0 {
+			break
+		}
+		if k >= int64(len(p)) {
+			k -= int64(len(p))
+			continue
+		}
+		m := min(n, int64(len(p))-k)
+		dst = append(dst, p[k:k+m]...)
+		n -= m
+		k = 0
+	}
+	return dst
+}
+
+// name returns the file's name, for errors.
+func (s *fileSink) name() string {
+	if f, ok := s.f.(*os.File); ok {
+		return f.Name()
+	}
+	return "recording"
 }
 
 // timed notes how long a raw write begun at t took.

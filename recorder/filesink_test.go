@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -471,4 +472,43 @@ func hasCount(out, name string, n int) bool {
 		}
 	}
 	return false
+}
+
+// TestWriteVec writes a segment's pieces as the sink does, pinned (raw
+// pwritev, more pieces than one call takes, pieces of a call ending inside
+// a part) and through the scheduler, and reads back their bytes.
+func TestWriteVec(t *testing.T) {
+	var parts [][]byte
+	var want []byte
+	for i := range 3000 {
+		p := make([]byte, 1+i*7%1500)
+		for j := range p {
+			p[j] = byte(i + j)
+		}
+		parts = append(parts, p)
+		want = append(want, p...)
+	}
+	const skip, off = 1001, 5000
+	for _, pinned := range []bool{true, false} {
+		f, err := os.Create(filepath.Join(t.TempDir(), "v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &steps{on: pinned && pinSteps}
+		s := &fileSink{f: f, steps: st}
+		st.begin()
+		err = s.writeVec(parts, skip, off)
+		st.end()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(f.Name())
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != off+len(want)-skip || !bytes.Equal(got[off:], want[skip:]) {
+			t.Errorf("pinned %v: the file holds %d bytes, not the %d written from byte %d on", pinned, len(got)-off, len(want)-skip, skip)
+		}
+	}
 }

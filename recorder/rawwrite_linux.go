@@ -38,14 +38,45 @@ func rawFd(f *os.File, op string, call func(fd uintptr) syscall.Errno) error {
 	return nil
 }
 
-// rawPwrite writes b at off in f with pwrite, issued without telling the
-// scheduler (RawSyscall): the caller keeps its P, as it must while pinned.
-func rawPwrite(f *os.File, b []byte, off int64) (int, error) {
-	var n uintptr
+// iovecs are the pieces of a raw write.
+type iovecs []syscall.Iovec
+
+// maxIovecs is the most pieces one pwritev takes (UIO_MAXIOV).
+const maxIovecs = 1024
+
+// rawPwritev writes n bytes of v from byte k on at off in f with pwritev,
+// issued without telling the scheduler (RawSyscall): the caller keeps its
+// P, as it must while pinned. It returns how many bytes it wrote, which
+// may be fewer than n (at most maxIovecs pieces a call). iov holds the
+// pieces, for reuse.
+func rawPwritev(f *os.File, iov *iovecs, v [][]byte, k, n, off int64) (int64, error) {
+	vec := (*iov)[:0]
+	for _, p := range v {
+		if n == 0 || len(vec) == maxIovecs {
+			break
+		}
+		if k >= int64(len(p)) {
+			k -= int64(len(p))
+			continue
+		}
+		m := min(n, int64(len(p))-k)
+		e := syscall.Iovec{Base: &p[k]}
+		e.SetLen(int(m))
+		vec = append(vec, e)
+		n -= m
+		k = 0
+	}
+	*iov = vec
+	if len(vec) == 0 {
+		return 0, nil
+	}
+	var w uintptr
 	err := rawFd(f, "write", func(fd uintptr) syscall.Errno {
 		var errno syscall.Errno
-		n, _, errno = syscall.RawSyscall6(syscall.SYS_PWRITE64, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(off), 0, 0)
+		// pwritev's offset is two words, the high one 0 on 64-bit.
+		w, _, errno = syscall.RawSyscall6(syscall.SYS_PWRITEV, fd, uintptr(unsafe.Pointer(&vec[0])), uintptr(len(vec)), uintptr(off), 0, 0)
 		return errno
 	})
-	return int(n), err
+	clear(vec) // keep no buffer alive
+	return int64(w), err
 }

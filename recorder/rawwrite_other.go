@@ -10,8 +10,11 @@ import (
 // rawWriteLinked tells whether pinned file writes bypass the scheduler.
 const rawWriteLinked = false
 
-func rawPwrite(*os.File, []byte, int64) (int, error) {
-	return 0, errors.New("internal error: no raw pwrite on this platform")
+// iovecs are the pieces of a raw write (none here).
+type iovecs struct{}
+
+func rawPwritev(*os.File, *iovecs, [][]byte, int64, int64, int64) (int64, error) {
+	return 0, errors.New("internal error: no raw pwritev on this platform")
 }
 
 func rawFtruncate(*os.File, int64) error {

@@ -161,7 +161,7 @@ func TestPinnedFileWriteKeepsP(t *testing.T) {
 	for start := time.Now(); time.Since(start) < 100*time.Millisecond; writes++ {
 		pauses := st.pauses
 		ran.Store(false)
-		if err := s.writeAt(buf, int64(writes%64)*int64(len(buf))); err != nil {
+		if err := s.writeAt(buf, int64(writes%16)*int64(len(buf))); err != nil {
 			t.Fatal(err)
 		}
 		if ran.Load() && st.pauses == pauses {
@@ -201,6 +201,29 @@ func TestLateFlusherGetsTheP(t *testing.T) {
 		if !ran.Load() {
 			t.Fatalf("round %d: the writer kept the only P for 4 events while the flusher was late", round)
 		}
+	}
+	// While the recorder writes its file, the emitters do not yield:
+	// yields do not speed up a slow write. The goroutine queued behind
+	// the writer runs only if the scheduler preempts it, which 50 events
+	// rarely last long enough for.
+	kept := 0
+	for range 5 {
+		batch.SetStallAt(0)
+		batch.BeginWrite()
+		var ran atomic.Bool
+		go ran.Store(true)
+		for range 50 {
+			emitCounted(1, events)
+			events++
+		}
+		if !ran.Load() {
+			kept++
+		}
+		batch.EndWrite()
+		runtime.Gosched()
+	}
+	if kept < 3 {
+		t.Errorf("the writer yielded while the recorder was writing its file: it kept the P in %d of 5 rounds", kept)
 	}
 	theSession.flushNow()
 	if at, now := batch.StallAt(), clock.Now(); at-now < theSession.tps {

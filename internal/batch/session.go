@@ -88,6 +88,21 @@ func StallAt() int64 { return stallAt.Load() }
 // SetStallAt sets the time past which the flusher is late.
 func SetStallAt(ticks int64) { stallAt.Store(ticks) }
 
+// writing counts the recorder's file writes in progress. A flusher late
+// because a write is slow (a slow or stalled disk) is not helped by the
+// emitters' yields, which would only slow the program down: they skip
+// them while a write is in progress.
+var writing atomic.Int32
+
+// BeginWrite and EndWrite bracket a file write of the recorder's.
+func BeginWrite() { writing.Add(1) }
+
+// EndWrite ends what BeginWrite began.
+func EndWrite() { writing.Add(-1) }
+
+// Writing tells whether a file write of the recorder's is in progress.
+func Writing() bool { return writing.Load() != 0 }
+
 // Scratch returns P id's room for a stack trace, or nil if id is out of
 // range. The caller is pinned to P id.
 func Scratch(id int) *stack.PCs {

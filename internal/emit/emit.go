@@ -140,9 +140,10 @@ func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size
 			pin.Unpin(id)
 			return nil, 0, id
 		}
-		if late {
+		if late && !batch.Writing() {
 			// The flusher is late (batch.StallAt): wake it, and yield
-			// the P once for this event.
+			// the P once for this event, unless it is writing, which
+			// yields do not speed up.
 			s.WakeFlusher()
 			pin.Unpin(id)
 			runtime.Gosched()
@@ -157,6 +158,12 @@ func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size
 		if b == nil {
 			pin.Unpin(id)
 			drop(s, d, unsafe.Pointer(h), start, end, g, skey, size)
+			if size <= batch.MaxEventSize {
+				// No buffer was free: the flusher is behind. Let it
+				// run rather than spin through drops until the
+				// scheduler preempts this goroutine (10 ms).
+				runtime.Gosched()
+			}
 			return nil, 0, id
 		}
 		if !yield {
