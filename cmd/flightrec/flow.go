@@ -103,13 +103,14 @@ reported on standard error and in INPUTS, and the exit status is then 1,
 after the results. Inputs without flow events, two inputs with one node
 number and two nodes in one recording are refused.
 
---mem SIZE (256MiB, 1GiB, 100m or bytes; 0 for none; default 512MiB;
-GOMEMLIMIT, when set, wins over the default) is the memory budget. Go's
-garbage collector keeps the heap under it, collecting more often as the
-heap nears it, and a quarter of it is for the per-message arrays (about
-26 bytes a message in the first pass, 20 in the merging one): their
-pages beyond that spill to temporary files in $TMPDIR, removed at once
-and read back as the merge reaches them. Each input is decoded once:
+--mem SIZE (256MiB, 1GiB, 100m or bytes; 0 for none) is the memory
+budget. Go's garbage collector keeps the heap under it, collecting more
+often as the heap nears it, and an eighth of it is for the per-message
+arrays (about 26 bytes a message in the first pass, 20 in the merging
+one): their pages beyond that spill to temporary files in $TMPDIR,
+removed at once and read back as the merge reaches them. Without --mem
+the collector keeps its default pace (or GOMEMLIMIT) and the arrays
+keep 64 MiB in memory. Each input is decoded once:
 the first pass writes the spans it reads to a temporary file per input
 in $TMPDIR (some 80% of the recording's size; removed when the merge
 ends) and the merging pass reads them back. Not spilled: per recording
@@ -132,7 +133,7 @@ spent collecting garbage.`,
 		fs.String("until", "", "traces: only traces starting before this RFC 3339 time")
 		fs.String("otlp", "", "export: the OTLP endpoint, http(s)://host:port[/path] or grpc://host:port")
 		fs.Bool("progress", false, "show a progress bar on standard error even when it is not a terminal")
-		fs.String("mem", "", "memory budget: the heap size the garbage collector keeps the merge under, a quarter of it for the per-message arrays, which spill to $TMPDIR past it (256MiB, 1GiB, 100m; 0 for none; default 512MiB)")
+		fs.String("mem", "", "memory budget: the heap size the garbage collector keeps the merge under, a quarter of it for the per-message arrays, which spill to $TMPDIR past it (256MiB, 1GiB, 100m; 0 for none; default: the collector's own pace, 64MiB of arrays)")
 	},
 	Run: runFlow,
 }
@@ -214,10 +215,14 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	for i, f := range files {
 		inputs[i] = flow.FileInput(f)
 	}
-	// A quarter of the budget for the per-message arrays leaves the rest
-	// to the spans held while recordings are decoded, the open traces and
-	// the statistics, and room for the collector to work in.
-	opts := &flow.Options{MemBudget: budget / 4}
+	// An eighth of the budget for the per-message arrays (the window of
+	// messages in flight is a few pages of them) leaves the rest to the
+	// spans held while recordings are decoded (some 60 MiB a recording),
+	// the open traces and the statistics, and room for the collector.
+	opts := &flow.Options{MemBudget: budget / 8}
+	if budget < 0 {
+		opts.MemBudget = defaultArrayBudget
+	}
 	if bar := newProgressBar(env.Stderr, flagBool(fs, "progress")); bar != nil {
 		opts.Progress = bar.update
 		defer bar.done()
@@ -360,25 +365,23 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	return nil
 }
 
-// defaultMemBudget is the budget without --mem: it keeps a merge of ten
-// million messages under 512 MiB of resident memory (README, Scale).
-const defaultMemBudget = 512 << 20
+// defaultArrayBudget is what the per-message arrays keep in memory
+// without --mem: ten million messages take 260 MB in them, the window of
+// messages in flight a few MiB.
+const defaultArrayBudget = 64 << 20
 
 // setMemoryBudget sets the garbage collector's soft memory limit from
-// --mem and returns the budget, 0 for none; a GOMEMLIMIT the user set
-// wins over the default.
+// --mem and returns the budget, 0 for none, -1 for the default: no limit
+// but GOMEMLIMIT's, the collector's default pace. A limit below what the
+// merge holds (README, Scale) makes the collector run all the time.
 func setMemoryBudget(fs *flag.FlagSet) (int64, error) {
 	v := flagString(fs, "mem")
-	n := int64(defaultMemBudget)
 	if v == "" {
-		if env := os.Getenv("GOMEMLIMIT"); env != "" {
-			return debug.SetMemoryLimit(-1), nil
-		}
-	} else {
-		var err error
-		if n, err = parseMemSize(v); err != nil {
-			return 0, cli.Usagef("--mem: %v", err)
-		}
+		return -1, nil
+	}
+	n, err := parseMemSize(v)
+	if err != nil {
+		return 0, cli.Usagef("--mem: %v", err)
 	}
 	if n == 0 {
 		debug.SetMemoryLimit(math.MaxInt64)
