@@ -51,7 +51,11 @@
 // fixed pages that never copy to grow. A compact ID "node:counter" is
 // interned as integers (ids.go): a slot in its node's counter-indexed
 // table and its 8-byte integer form, 26 bytes per message in pass 1 and
-// 20 in pass 2; other IDs are hashed as text. Open traces are the ones in
+// 20 in pass 2; other IDs are hashed as text. With Options.MemBudget,
+// the per-key arrays (all but the counter-indexed slots) keep that many
+// bytes of pages in memory and spill the rest to temporary files
+// (spill.go): keys are given in reading order and both passes read
+// time-aligned, so the pages in use are a window. Open traces are the ones in
 // flight around the current time. A recording's reader also holds the
 // spans of up to two chunks, each encoded in one buffer of about 120
 // bytes (jfrsource.go), and finds them by number in a window ring

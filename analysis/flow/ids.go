@@ -16,7 +16,7 @@ import "hash/maphash"
 type idTable struct {
 	// ident is each key's ID: a compact ID's node<<48 | counter, or
 	// textIdent | the key's index in the text table.
-	ident   paged[uint64]
+	ident   spilled[uint64]
 	byNode  []*counterIndex // by node number, nil until the node's first ID
 	text    textTable
 	textKey paged[uint32] // global key of each text-table entry
@@ -48,8 +48,10 @@ func (c *counterIndex) allowPage() bool {
 	return c.used < 16 || c.used*(1<<counterPageBits)/64 <= c.keys
 }
 
-func newIDTable() *idTable {
-	return &idTable{text: newTextTable()}
+// newIDTable returns an empty table whose identities spill to pool (nil
+// for none).
+func newIDTable(pool *spillPool) *idTable {
+	return &idTable{text: newTextTable(), ident: newSpilled[uint64](pool, "message identities")}
 }
 
 // Len returns the number of distinct IDs.

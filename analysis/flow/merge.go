@@ -26,6 +26,12 @@ type Options struct {
 	// second (replay.go); "" is os.TempDir(). The files are removed when
 	// Merge returns.
 	TempDir string
+	// MemBudget bounds the bytes the per-message arrays (message
+	// identities, span references, first sends, open traces) keep in
+	// memory; past it their pages spill to temporary files in TempDir
+	// (spill.go). 0 keeps them all in memory. With a budget, a Trace's
+	// message IDs (Trace.MessageID) can be read only until Merge returns.
+	MemBudget int64
 }
 
 // Event is one event of a trace.
@@ -106,10 +112,11 @@ type Merger struct {
 	PeakOpenEvents        int64
 
 	ids      *idTable
-	refs     paged[int32] // remaining span references per message
-	sendWall paged[int64] // first causal send per message, raw wall ns (pass 1)
-	sendNode paged[uint16]
-	trace    paged[int32] // open trace per message, -1 none (pass 2)
+	spill    *spillPool
+	refs     spilled[int32] // remaining span references per message
+	sendWall spilled[int64] // first causal send per message, raw wall ns (pass 1)
+	sendNode spilled[uint16]
+	trace    spilled[int32] // open trace per message, -1 none (pass 2)
 	inPass2  bool
 	texts    map[string]string
 	opts     Options
@@ -148,10 +155,17 @@ const maxTexts = 1 << 16
 // its spans are handed to fn at the end with Incomplete set. The returned
 // error is fn's, or nil.
 func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error) {
-	m := &Merger{ids: newIDTable(), texts: make(map[string]string)}
+	m := &Merger{texts: make(map[string]string)}
 	if opts != nil {
 		m.opts = *opts
 	}
+	m.spill = newSpillPool(m.opts.MemBudget, m.opts.TempDir)
+	defer m.spill.close()
+	m.ids = newIDTable(m.spill)
+	m.refs = newSpilled[int32](m.spill, "span references")
+	m.sendWall = newSpilled[int64](m.spill, "first sends")
+	m.sendNode = newSpilled[uint16](m.spill, "first senders")
+	m.trace = newSpilled[int32](m.spill, "open traces")
 	if len(inputs) > math.MaxUint16 {
 		return m, fmt.Errorf("flow: %d inputs, at most %d", len(inputs), math.MaxUint16)
 	}
@@ -318,7 +332,11 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		}
 	}
 	pending = paged[receipt]{}
-	m.sendWall, m.sendNode = paged[int64]{}, paged[uint16]{}
+	m.sendWall.release()
+	m.sendNode.release()
+	if m.spill.err != nil {
+		return m, m.spill.err
+	}
 	for i, a := range m.Nodes {
 		for _, b := range m.Nodes[:i] {
 			if a == b {
@@ -351,7 +369,13 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for range m.ids.Len() {
 		m.trace.Append(-1)
 	}
-	return m, m.pass2(logs, fn)
+	err := m.pass2(logs, fn)
+	if m.spill.err != nil {
+		// What fn was given after the error may be wrong: the error,
+		// not fn's, is the merge's.
+		err = m.spill.err
+	}
+	return m, err
 }
 
 // compareIDs orders message IDs as people read them: runs of digits by
@@ -705,7 +729,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 			}
 		}
 	}
-	for ferr == nil {
+	for ferr == nil && m.spill.err == nil {
 		// The input whose next span ends first after clock correction.
 		var in *pass2Input
 		for _, c := range ins {

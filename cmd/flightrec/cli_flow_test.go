@@ -281,9 +281,6 @@ func TestFlowMemFlag(t *testing.T) {
 			t.Errorf("parseMemSize(%q) = %d, want an error", v, n)
 		}
 	}
-	if _, err := os.Stat("/proc/meminfo"); err == nil && physicalMemory() < 64<<20 {
-		t.Errorf("physicalMemory() = %d, want the machine's memory", physicalMemory())
-	}
 	before := debug.SetMemoryLimit(-1)
 	code, _, errOut := runCmd(t, append([]string{"flow", "stats", "--mem", "12XB"}, flowFiles("ex1", "A", "B")...)...)
 	if code != 2 || !strings.Contains(string(errOut), "--mem") {

@@ -104,18 +104,20 @@ after the results. Inputs without flow events, two inputs with one node
 number and two nodes in one recording are refused.
 
 --mem SIZE (256MiB, 1GiB, 100m or bytes; 0 for none) is the memory
-budget: Go's garbage collector keeps the heap under it, collecting more
-often as the heap nears it, instead of letting the heap grow to twice
-what is live. The default is half the machine's memory (GOMEMLIMIT, when
-set, wins over the default). Each input is decoded once: the first pass
-writes the spans it reads to a temporary file per input in $TMPDIR
-(some 80% of the recording's size; removed when the merge ends) and the
-merging pass reads them back. What the merge must hold in memory is not
-spilled: per message about 26 bytes until the merge has counted it
-(then 20), and per recording the spans of up to two chunks (a span's
-events can be written a chunk after its end), about 40 MiB per
-recording of 12 MiB chunks; a merge that needs more than the budget
-goes on, with up to half its CPU time spent collecting garbage.`,
+budget. Go's garbage collector keeps the heap under it, collecting more
+often as the heap nears it, and an eighth of it is for the per-message
+arrays (about 26 bytes a message in the first pass, 20 in the merging
+one): their pages beyond that spill to temporary files in $TMPDIR,
+removed at once and read back as the merge reaches them. Without --mem
+the collector keeps its default pace (or GOMEMLIMIT) and the arrays
+keep 64 MiB in memory. Each input is decoded once:
+the first pass writes the spans it reads to a temporary file per input
+in $TMPDIR (some 80% of the recording's size; removed when the merge
+ends) and the merging pass reads them back. Not spilled: per recording
+the spans of up to two chunks (a span's events can be written a chunk
+after its end), about 40 MiB per recording of 12 MiB chunks; a merge
+that needs more than the budget goes on, with up to half its CPU time
+spent collecting garbage.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "write the report as JSON")
 		fs.Bool("messages", false, "stats: the messages report")
@@ -131,7 +133,7 @@ goes on, with up to half its CPU time spent collecting garbage.`,
 		fs.String("until", "", "traces: only traces starting before this RFC 3339 time")
 		fs.String("otlp", "", "export: the OTLP endpoint, http(s)://host:port[/path] or grpc://host:port")
 		fs.Bool("progress", false, "show a progress bar on standard error even when it is not a terminal")
-		fs.String("mem", "", "memory budget: the heap size the garbage collector keeps the merge under (256MiB, 1GiB, 100m; 0 for none; default half the machine's memory)")
+		fs.String("mem", "", "memory budget: the heap size the garbage collector keeps the merge under, a quarter of it for the per-message arrays, which spill to $TMPDIR past it (256MiB, 1GiB, 100m; 0 for none; default: the collector's own pace, 64MiB of arrays)")
 	},
 	Run: runFlow,
 }
@@ -204,7 +206,8 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 		return cli.Usagef("--message and --out are flags of flow cut")
 	}
 	prevLimit := debug.SetMemoryLimit(-1)
-	if err := setMemoryBudget(fs); err != nil {
+	budget, err := setMemoryBudget(fs)
+	if err != nil {
 		return err
 	}
 	defer debug.SetMemoryLimit(prevLimit)
@@ -212,7 +215,14 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	for i, f := range files {
 		inputs[i] = flow.FileInput(f)
 	}
-	opts := &flow.Options{}
+	// An eighth of the budget for the per-message arrays (the window of
+	// messages in flight is a few pages of them) leaves the rest to the
+	// spans held while recordings are decoded (some 60 MiB a recording),
+	// the open traces and the statistics, and room for the collector.
+	opts := &flow.Options{MemBudget: budget / 8}
+	if budget < 0 {
+		opts.MemBudget = defaultArrayBudget
+	}
 	if bar := newProgressBar(env.Stderr, flagBool(fs, "progress")); bar != nil {
 		opts.Progress = bar.update
 		defer bar.done()
@@ -355,45 +365,30 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	return nil
 }
 
+// defaultArrayBudget is what the per-message arrays keep in memory
+// without --mem: ten million messages take 260 MB in them, the window of
+// messages in flight a few MiB.
+const defaultArrayBudget = 64 << 20
+
 // setMemoryBudget sets the garbage collector's soft memory limit from
-// --mem; the default gives way to a GOMEMLIMIT the user set.
-func setMemoryBudget(fs *flag.FlagSet) error {
+// --mem and returns the budget, 0 for none, -1 for the default: no limit
+// but GOMEMLIMIT's, the collector's default pace. A limit below what the
+// merge holds (README, Scale) makes the collector run all the time.
+func setMemoryBudget(fs *flag.FlagSet) (int64, error) {
 	v := flagString(fs, "mem")
-	var n int64
 	if v == "" {
-		if os.Getenv("GOMEMLIMIT") != "" {
-			return nil
-		}
-		n = physicalMemory() / 2
-	} else {
-		var err error
-		if n, err = parseMemSize(v); err != nil {
-			return cli.Usagef("--mem: %v", err)
-		}
+		return -1, nil
+	}
+	n, err := parseMemSize(v)
+	if err != nil {
+		return 0, cli.Usagef("--mem: %v", err)
 	}
 	if n == 0 {
-		n = math.MaxInt64
+		debug.SetMemoryLimit(math.MaxInt64)
+		return 0, nil
 	}
 	debug.SetMemoryLimit(n)
-	return nil
-}
-
-// physicalMemory returns the machine's memory in bytes from
-// /proc/meminfo, 0 where that is not available.
-func physicalMemory() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil && kb > 0 {
-				return kb << 10
-			}
-		}
-	}
-	return 0
+	return n, nil
 }
 
 // parseMemSize reads a size in bytes with an IEC suffix (KiB, MiB, GiB,
