@@ -114,7 +114,8 @@ type Merger struct {
 	texts    map[string]string
 	opts     Options
 	rank     []int
-	scratch  []Event // Trace.order's copy of the events
+	scratch  []Event   // Trace.order's copy of the events
+	out      *traceOut // pass 2's finishing of released traces
 }
 
 // NodeName returns the name of an event's node.
@@ -515,6 +516,14 @@ func receiptWall(sp *rawSpan) (int64, bool) {
 
 // intern returns the key of a message ID, growing the per-message arrays.
 func (m *Merger) intern(id []byte) uint32 {
+	if m.out != nil {
+		// An ID pass 1 did not intern (one only an event names, not a
+		// span's incoming or outgoing IDs): the traces being finished read
+		// the table, so let them finish first.
+		if _, ok := m.ids.Lookup(id); !ok {
+			m.out.drain()
+		}
+	}
 	k, added := m.ids.Intern(id)
 	if added {
 		m.refs.Append(0)
@@ -619,7 +628,6 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		done    int64
 		keys    []uint32
 		created int
-		ferr    error
 	)
 	newTrace := func() int32 {
 		nopen++
@@ -634,6 +642,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		traces = append(traces, &openTrace{index: created - 1, events: make([]Event, 0, 8)})
 		return int32(len(traces) - 1)
 	}
+	out := newTraceOut(m, fn)
 	emit := func(ti int32, incomplete bool) {
 		t := traces[ti]
 		traces[ti] = nil
@@ -643,24 +652,18 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		for _, k := range t.keys {
 			(*m.trace.at(int(k))) = -1
 		}
-		if ferr != nil {
+		if out.failed.Load() {
 			return
 		}
 		incomplete = incomplete || t.truncated
 		tr := &Trace{Index: t.index, Events: t.events, Incomplete: incomplete, UnfinishedSpans: t.unfinished, m: m}
-		m.TracesOut++
-		if incomplete {
-			m.IncompleteTraces++
-		}
 		tr.Messages = make([]int32, len(t.keys))
 		for i, k := range t.keys {
 			tr.Messages[i] = int32(k)
 		}
-		slices.SortFunc(tr.Messages, func(a, b int32) int { return compareIDs(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
-		tr.order()
-		m.CausalInconsistencies += int64(tr.Inconsistencies)
-		ferr = fn(tr)
+		out.send(tr)
 	}
+	m.out = out
 	// join adds key k to trace ti, merging k's trace into it if k has one.
 	join := func(ti int32, k uint32) int32 {
 		other := (*m.trace.at(int(k)))
@@ -705,7 +708,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 			}
 		}
 	}
-	for ferr == nil {
+	for !out.failed.Load() {
 		// The input whose next span ends first after clock correction.
 		var in *pass2Input
 		for _, c := range ins {
@@ -816,6 +819,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 			emit(int32(ti), true)
 		}
 	}
+	ferr := out.close()
 	if m.opts.Progress != nil {
 		m.opts.Progress(2, m.Events, m.Events)
 	}

@@ -1,0 +1,107 @@
+package flow
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// traceOut finishes the traces the merging pass releases and hands them to
+// Merge's fn on a goroutine of its own, one at a time and in release order:
+// ordering a trace's events and the caller's work on it (the statistics,
+// the printing) take about as long as the merge itself, so with both on
+// one goroutine the merging pass used one core.
+//
+// What the finishing reads of the Merger (node and thread names, message
+// texts) is fixed during the merging pass except the message IDs, which
+// the merge adds to in the rare case of an ID its first pass did not
+// intern: it calls drain first, so no trace is being finished meanwhile.
+type traceOut struct {
+	m       *Merger
+	fn      func(*Trace) error
+	ch      chan *Trace
+	done    chan struct{}
+	pending sync.WaitGroup // traces sent and not yet handed to fn
+	failed  atomic.Bool    // fn returned an error: the merge stops
+	err     error          // fn's error, read after close
+	// counted by the finishing goroutine, added to the Merger at close
+	traces, incomplete int
+	inconsistencies    int64
+	ids                []keyText // sortMessages' scratch
+}
+
+type keyText struct {
+	key  int32
+	text string
+}
+
+// traceOutQueue bounds the traces waiting: enough to ride out a large one.
+const traceOutQueue = 256
+
+func newTraceOut(m *Merger, fn func(*Trace) error) *traceOut {
+	o := &traceOut{m: m, fn: fn, ch: make(chan *Trace, traceOutQueue), done: make(chan struct{})}
+	go o.run()
+	return o
+}
+
+func (o *traceOut) run() {
+	defer close(o.done)
+	for t := range o.ch {
+		if o.err == nil {
+			o.finish(t)
+			if err := o.fn(t); err != nil {
+				o.err = err
+				o.failed.Store(true)
+			}
+		}
+		o.pending.Done()
+	}
+}
+
+// finish sorts the trace's messages by ID and its events into causal order.
+func (o *traceOut) finish(t *Trace) {
+	o.traces++
+	if t.Incomplete {
+		o.incomplete++
+	}
+	o.sortMessages(t.Messages)
+	t.order()
+	o.inconsistencies += int64(t.Inconsistencies)
+}
+
+// sortMessages sorts message keys by their IDs (compareIDs), each ID's
+// text made once.
+func (o *traceOut) sortMessages(keys []int32) {
+	if len(keys) < 2 {
+		return
+	}
+	ids := o.ids[:0]
+	for _, k := range keys {
+		ids = append(ids, keyText{k, o.m.ids.Text(uint32(k))})
+	}
+	slices.SortFunc(ids, func(a, b keyText) int { return compareIDs(a.text, b.text) })
+	for i := range ids {
+		keys[i] = ids[i].key
+	}
+	clear(ids)
+	o.ids = ids[:0]
+}
+
+// send queues a released trace.
+func (o *traceOut) send(t *Trace) {
+	o.pending.Add(1)
+	o.ch <- t
+}
+
+// drain waits until every trace sent has been handed to fn.
+func (o *traceOut) drain() { o.pending.Wait() }
+
+// close waits for the last trace and returns fn's error, if any.
+func (o *traceOut) close() error {
+	close(o.ch)
+	<-o.done
+	o.m.TracesOut += o.traces
+	o.m.IncompleteTraces += o.incomplete
+	o.m.CausalInconsistencies += o.inconsistencies
+	return o.err
+}
