@@ -19,9 +19,10 @@ import (
 type traceOut struct {
 	m       *Merger
 	fn      func(*Trace) error
-	ch      chan *Trace
+	ch      chan []*Trace
+	batch   []*Trace // being filled
 	done    chan struct{}
-	pending sync.WaitGroup // traces sent and not yet handed to fn
+	pending sync.WaitGroup // batches sent and not yet handed to fn
 	failed  atomic.Bool    // fn returned an error: the merge stops
 	err     error          // fn's error, read after close
 	// counted by the finishing goroutine, added to the Merger at close
@@ -35,23 +36,28 @@ type keyText struct {
 	text string
 }
 
-// traceOutQueue bounds the traces waiting: enough to ride out a large one.
-const traceOutQueue = 256
+const (
+	traceOutBatch = 64 // traces per hand-off
+	traceOutQueue = 8  // batches waiting
+)
 
 func newTraceOut(m *Merger, fn func(*Trace) error) *traceOut {
-	o := &traceOut{m: m, fn: fn, ch: make(chan *Trace, traceOutQueue), done: make(chan struct{})}
+	o := &traceOut{m: m, fn: fn, ch: make(chan []*Trace, traceOutQueue), done: make(chan struct{}),
+		batch: make([]*Trace, 0, traceOutBatch)}
 	go o.run()
 	return o
 }
 
 func (o *traceOut) run() {
 	defer close(o.done)
-	for t := range o.ch {
-		if o.err == nil {
-			o.finish(t)
-			if err := o.fn(t); err != nil {
-				o.err = err
-				o.failed.Store(true)
+	for batch := range o.ch {
+		for _, t := range batch {
+			if o.err == nil {
+				o.finish(t)
+				if err := o.fn(t); err != nil {
+					o.err = err
+					o.failed.Store(true)
+				}
 			}
 		}
 		o.pending.Done()
@@ -87,17 +93,33 @@ func (o *traceOut) sortMessages(keys []int32) {
 	o.ids = ids[:0]
 }
 
-// send queues a released trace.
+// send queues a released trace. Traces go in batches: a hand-off per
+// trace cost more than the finishing, the goroutine waking for each.
 func (o *traceOut) send(t *Trace) {
+	o.batch = append(o.batch, t)
+	if len(o.batch) == traceOutBatch {
+		o.flush()
+	}
+}
+
+func (o *traceOut) flush() {
+	if len(o.batch) == 0 {
+		return
+	}
 	o.pending.Add(1)
-	o.ch <- t
+	o.ch <- o.batch
+	o.batch = make([]*Trace, 0, traceOutBatch)
 }
 
 // drain waits until every trace sent has been handed to fn.
-func (o *traceOut) drain() { o.pending.Wait() }
+func (o *traceOut) drain() {
+	o.flush()
+	o.pending.Wait()
+}
 
 // close waits for the last trace and returns fn's error, if any.
 func (o *traceOut) close() error {
+	o.flush()
 	close(o.ch)
 	<-o.done
 	o.m.TracesOut += o.traces
