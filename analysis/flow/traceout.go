@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -75,22 +76,46 @@ func (o *traceOut) finish(t *Trace) {
 	o.inconsistencies += int64(t.Inconsistencies)
 }
 
-// sortMessages sorts message keys by their IDs (compareIDs), each ID's
-// text made once.
+// sortMessages sorts message keys by their IDs (compareIDs). Compact IDs
+// "node:counter" compare as the pair of numbers, without their text;
+// compareIDs orders them so.
 func (o *traceOut) sortMessages(keys []int32) {
 	if len(keys) < 2 {
 		return
 	}
-	ids := o.ids[:0]
+	ids := o.m.ids
+	compact := true
 	for _, k := range keys {
-		ids = append(ids, keyText{k, o.m.ids.Text(uint32(k))})
+		if _, ok := ids.compact(uint32(k)); !ok {
+			compact = false
+			break
+		}
 	}
-	slices.SortFunc(ids, func(a, b keyText) int { return compareIDs(a.text, b.text) })
-	for i := range ids {
-		keys[i] = ids[i].key
+	if compact {
+		slices.SortFunc(keys, func(a, b int32) int {
+			x, _ := ids.compact(uint32(a))
+			y, _ := ids.compact(uint32(b))
+			return cmp.Compare(x, y)
+		})
+		return
 	}
-	clear(ids)
-	o.ids = ids[:0]
+	texts := o.ids[:0]
+	for _, k := range keys {
+		texts = append(texts, keyText{k, ids.Text(uint32(k))})
+	}
+	slices.SortFunc(texts, func(a, b keyText) int { return compareIDs(a.text, b.text) })
+	for i := range texts {
+		keys[i] = texts[i].key
+	}
+	clear(texts)
+	o.ids = texts[:0]
+}
+
+// compact returns the integer form of key k's ID, node<<48 | counter,
+// if it is a compact ID.
+func (t *idTable) compact(k uint32) (uint64, bool) {
+	id := t.ident.Get(int(k))
+	return id, id&textIdent == 0
 }
 
 // send queues a released trace. Traces go in batches: a hand-off per
