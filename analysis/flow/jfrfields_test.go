@@ -88,14 +88,14 @@ func TestFastDecodeMatchesGeneric(t *testing.T) {
 	damaged[bytes.LastIndex(damaged, []byte("text-id"))-2] = 9 // an unknown string encoding
 	for name, data := range map[string][]byte{"whole": rec, "damaged": damaged} {
 		t.Run(name, func(t *testing.T) {
-			read := func(generic bool) ([]rawSpan, error, *jfrSource) {
+			read := func(generic bool) (*jfrSource, []rawSpan, error) {
 				s := newJFRSource(name, bytes.NewReader(data), io.NopCloser(nil))
 				s.generic = generic
 				spans, err := readSpans(t, s)
-				return spans, err, s
+				return s, spans, err
 			}
-			want, wantErr, gs := read(true)
-			got, gotErr, fs := read(false)
+			gs, want, wantErr := read(true)
+			fs, got, gotErr := read(false)
 			if len(want) < 40 && name == "whole" {
 				t.Fatalf("%d spans, %v, damage %v", len(want), wantErr, gs.damaged())
 			}

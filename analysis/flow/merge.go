@@ -144,6 +144,11 @@ const maxTexts = 1 << 16
 // message) and the traces still open, which the time-aligned reading keeps
 // to the traces in flight around the current time.
 //
+// fn runs on a goroutine of its own while the merge goes on, one trace at
+// a time, in that order; until Merge returns it may read the Merger's
+// names (Nodes, Threads, Files, MissingNodes), offsets and message IDs,
+// not its counters.
+//
 // An input that fails to open or to read counts as finished from where it
 // failed; its error is in Merger.Errors and the traces that waited for
 // its spans are handed to fn at the end with Incomplete set. The returned
