@@ -153,6 +153,17 @@ func (c *Chunk) Constant(t *Class, key uint64) (Value, bool) {
 	return c.pools.lookup(t, key)
 }
 
+// AppendPooledString appends the text of the java.lang.String constant
+// key (a string value with encoding 2 refers to one); ok is false when
+// the pool has no such string.
+func (c *Chunk) AppendPooledString(dst []byte, key uint64) (out []byte, ok bool) {
+	v, ok := c.pools.lookup(c.pools.stringClass, key)
+	if !ok || v.kind != KindString || v.enc == encPool {
+		return dst, false
+	}
+	return v.AppendText(dst), true
+}
+
 // PoolKeys calls fn for every constant of class t, in no particular order.
 func (c *Chunk) PoolKeys(t *Class, fn func(key uint64, v Value)) {
 	p := c.pools.byClass[t]

@@ -470,6 +470,53 @@ func (r *Reader) ReadEvent(ev *Event) error {
 	}
 }
 
+// ReadEventLazy is ReadEvent, but for the fields, which it leaves as
+// DecodeEventLazy does: a reader that knows the layout of the events it
+// wants decodes their Raw bytes itself, and calls LoadEvent for the
+// others or when its own decoding fails.
+func (r *Reader) ReadEventLazy(ev *Event) error {
+	for {
+		rec, err := r.ReadRecord()
+		if err != nil {
+			return err
+		}
+		if rec.TypeID == 0 || rec.TypeID == 1 {
+			continue
+		}
+		c := r.chunk
+		cl := c.Metadata.Class(rec.TypeID)
+		if cl == nil {
+			continue
+		}
+		ev.Type, ev.Chunk, ev.Offset, ev.Size = cl, c, rec.Offset, rec.Size
+		ev.Fields, ev.pending, ev.err = nil, true, nil
+		return nil
+	}
+}
+
+// LoadEvent decodes the fields of the event ReadEventLazy read last, as
+// ReadEvent would have: a malformed record is the reader's error from
+// then on (SkipDamagedChunk can go on after it).
+func (r *Reader) LoadEvent(ev *Event) error {
+	ev.load()
+	if ev.err != nil {
+		r.err = ev.err
+	}
+	return ev.err
+}
+
+// Raw returns the bytes of the event's fields as recorded, after the
+// record's size and type id; they share memory with the chunk. A malformed
+// record may end early.
+func (e *Event) Raw() []byte {
+	start := e.Offset - e.Chunk.Offset
+	_, _, hdr, err := recordHeader(e.Chunk.data, start)
+	if err != nil {
+		return nil
+	}
+	return e.Chunk.data[start+int64(hdr) : start+e.Size]
+}
+
 // DecodeEvent decodes the event record rec of this chunk (as returned by
 // ReadRecord while the chunk was current) into ev. It lets a caller visit a
 // chunk's events in another order, as `jfr print` does when it sorts them by

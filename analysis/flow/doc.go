@@ -63,6 +63,11 @@
 // spans and decodes no recording again.
 //
 // Each input is decoded on a goroutine of its own, batches of spans ahead
-// of the merge (readahead.go), so decoding uses every core. The README's
-// Scale section has the measurements.
+// of the merge (readahead.go), so decoding uses every core. A recording's
+// flow records are decoded by the reader itself from their layouts in the
+// chunk's metadata, without jfr.Values (jfrfields.go); pass 2 decodes the
+// span logs in place from blocks. The traces pass 2 releases are ordered
+// and handed to fn (the statistics) on another goroutine (traceout.go),
+// so the merging pass uses two cores too. The README's Scale section has
+// the measurements.
 package flow

@@ -186,13 +186,23 @@ func writeGenRecording(path string, node, nodes, requests int) error {
 // stats` does: the whole path a user runs, recording decoding included.
 //
 //	go test ./analysis/flow -run '^$' -bench MergeRecordings -benchtime 1x -flow.requests 1000000
+//
+// With -flow.gendir it merges the recordings TestWriteGenRecordings wrote
+// there instead, so that profiles of a large merge hold no writing:
+//
+//	go test ./analysis/flow -run '^$' -bench MergeRecordings -benchtime 1x -flow.gendir /dev/shm/flowgen -cpuprofile cpu.prof
 func BenchmarkMergeRecordings(b *testing.B) {
-	dir := b.TempDir()
+	dir := *genDir
+	if dir == "" {
+		dir = b.TempDir()
+	}
 	var inputs []Input
 	for i := range 5 {
 		path := filepath.Join(dir, fmt.Sprintf("n%d.jfr", i))
-		if err := writeGenRecording(path, i, 5, *benchRequests); err != nil {
-			b.Fatal(err)
+		if *genDir == "" {
+			if err := writeGenRecording(path, i, 5, *benchRequests); err != nil {
+				b.Fatal(err)
+			}
 		}
 		inputs = append(inputs, FileInput(path))
 	}

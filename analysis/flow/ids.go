@@ -48,10 +48,13 @@ func (c *counterIndex) allowPage() bool {
 	return c.used < 16 || c.used*(1<<counterPageBits)/64 <= c.keys
 }
 
-// newIDTable returns an empty table whose identities spill to pool (nil
-// for none).
-func newIDTable(pool *spillPool) *idTable {
-	return &idTable{text: newTextTable(), ident: newSpilled[uint64](pool, "message identities")}
+// newIDTable returns an empty table. Its identities stay in memory (a
+// nil pool): in the merging pass the goroutine that finishes traces
+// (traceOut) reads them while the merging one spills and loads the pages
+// of the other arrays, and a page of a shared pool is not safe to read
+// from one goroutine while another evicts it.
+func newIDTable() *idTable {
+	return &idTable{text: newTextTable(), ident: newSpilled[uint64](nil, "message identities")}
 }
 
 // Len returns the number of distinct IDs.

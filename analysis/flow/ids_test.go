@@ -20,7 +20,7 @@ func TestIDTable(t *testing.T) {
 	}
 	ids = append(ids, "01:5", "1:05", "1:5", "-1:5", "1:", ":5", "32767:1", "32768:1", "65535:9",
 		"1:281474976710655", "1:281474976710656", "req-17", "", "4:0")
-	tab := newIDTable(nil)
+	tab := newIDTable()
 	for i, id := range ids {
 		k, added := tab.Intern([]byte(id))
 		if !added || int(k) != i {

@@ -33,9 +33,14 @@ type jfrSource struct {
 	scratch  []byte
 	evs      []jfrEvent // the events of the span being delivered
 	outs     []bufRange
+	ids      []bufRange    // closeSpan's outgoing IDs in scratch
 	recent   [8]threadName // the threads seen last, the first nrecent valid
 	nrecent  int
 	classes  map[*jfr.Class]*jfrClass
+	lastCl   *jfr.Class // the class looked up last, and its jfrClass
+	lastJC   *jfrClass
+	fv       jfrFields // the fields of s.ev
+	generic  bool      // decode every record with the generic decoder (tests)
 	thr      map[string]uint32
 	thrNames []string
 	bad      int
@@ -104,6 +109,7 @@ type jfrClass struct {
 	nonCausal, in, inText, out, outTxt int
 	name, number                       int
 	key                                int
+	ops                                []fieldOp // nil: the generic decoder decodes the class
 }
 
 func newJFRSource(name string, r io.Reader, c io.Closer) *jfrSource {
@@ -123,9 +129,19 @@ var eventByName = func() map[string]flowspec.EventType {
 }()
 
 func (s *jfrSource) class(c *jfr.Class) *jfrClass {
-	if jc, ok := s.classes[c]; ok {
-		return jc
+	if c == s.lastCl {
+		return s.lastJC
 	}
+	jc, ok := s.classes[c]
+	if !ok {
+		jc = s.newClass(c)
+		s.classes[c] = jc
+	}
+	s.lastCl, s.lastJC = c, jc
+	return jc
+}
+
+func (s *jfrSource) newClass(c *jfr.Class) *jfrClass {
 	var jc *jfrClass
 	if et, ok := eventByName[c.Name]; ok {
 		jc = &jfrClass{
@@ -138,9 +154,25 @@ func (s *jfrSource) class(c *jfr.Class) *jfrClass {
 			outTxt: c.FieldIndex(flowspec.FieldOutgoingText), name: c.FieldIndex(flowspec.FieldNodeName),
 			number: c.FieldIndex(flowspec.FieldNodeNumber), key: c.FieldIndex(flowspec.FieldKey),
 		}
+		if ops, ok := fieldOps(c); ok {
+			jc.ops = ops
+		}
 	}
-	s.classes[c] = jc
 	return jc
+}
+
+// decode decodes the fields of s.ev into s.fv: itself when it knows the
+// layout, else with the generic decoder, whose error (a malformed record)
+// it returns.
+func (s *jfrSource) decode(jc *jfrClass) error {
+	if jc.ops != nil && !s.generic && s.fv.decodeRaw(s.ev.Raw(), jc.ops, s.ev.Chunk) {
+		return nil
+	}
+	if err := s.r.LoadEvent(&s.ev); err != nil {
+		return err
+	}
+	s.fv.fromValues(s.ev.Fields, len(s.ev.Type.Fields))
+	return nil
 }
 
 func (s *jfrSource) node() string {
@@ -159,16 +191,16 @@ func (s *jfrSource) Close() error      { return s.c.Close() }
 
 // appendID appends the text of a message ID held in a long and a String
 // field: the String wins when it is not null.
-func appendID(dst []byte, fields []jfr.Value, num, text int) []byte {
-	if text >= 0 && !fields[text].IsNull() {
+func appendID(dst []byte, f *jfrFields, num, text int) []byte {
+	if !f.isNull(text) {
 		// An empty text is no ID: event.Define writes "" for an unset
 		// string field, not null.
-		if out := fields[text].AppendText(dst); len(out) > len(dst) {
-			return out
+		if t := f.str(text); len(t) > 0 {
+			return append(dst, t...)
 		}
 	}
 	if num >= 0 {
-		if id := fields[num].Int(); id != 0 {
+		if id := f.ints[num]; id != 0 {
 			return AppendCompactID(dst, id)
 		}
 	}
@@ -202,24 +234,13 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			return s.endErr
 		}
 		if !s.held {
-			err := s.r.ReadEvent(&s.ev)
+			err := s.r.ReadEventLazy(&s.ev)
 			if errors.Is(err, io.EOF) {
 				s.end(io.EOF)
 				continue
 			}
 			if err != nil {
-				err = fmt.Errorf("%s: %w", s.name, err)
-				// Every span held may have lost events in the damaged part.
-				for _, js := range s.closed {
-					js.truncated = true
-				}
-				s.open.each(func(js *jfrSpan) { js.truncated = true })
-				s.damagedUpTo = s.maxNum
-				if s.r.SkipDamagedChunk() {
-					s.damage = append(s.damage, err)
-					continue
-				}
-				s.end(err)
+				s.readError(err)
 				continue
 			}
 		}
@@ -232,7 +253,11 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		if jc == nil {
 			continue
 		}
-		f := s.ev.Fields
+		if err := s.decode(jc); err != nil {
+			s.readError(err)
+			continue
+		}
+		f := &s.fv
 		if jc.isNode {
 			s.nodeEvent(f, jc)
 			continue
@@ -241,7 +266,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			s.bad++
 			continue
 		}
-		num := f[jc.span].Int()
+		num := f.ints[jc.span]
 		js := s.open.get(num)
 		if js == nil {
 			if n := len(s.free); n > 0 {
@@ -278,27 +303,40 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			s.clocks = append(s.clocks, make([]jfr.Clock, ci+1-len(s.clocks))...)
 			s.clocks[ci] = jfr.Clock{StartNanos: h.StartNanos, StartTicks: h.StartTicks, TicksPerSecond: max(h.TicksPerSecond, 1)}
 		}
-		var th []byte
-		if jc.thread >= 0 {
-			s.scratch = f[jc.thread].AppendText(s.scratch[:0])
-			th = s.scratch
-		}
 		b := append(js.buf, byte(jc.kind)+1)
-		b = binary.AppendUvarint(b, uint64(s.threadID(th)))
+		b = binary.AppendUvarint(b, uint64(s.threadID(f.str(jc.thread))))
 		b = binary.AppendUvarint(b, uint64(ci))
-		b = binary.AppendVarint(b, s.ev.StartTicks()-s.clocks[ci].StartTicks)
+		// Like the JDK, the start is the first field, whatever its name.
+		b = binary.AppendVarint(b, f.ints[0]-s.clocks[ci].StartTicks)
 		s.scratch = appendID(s.scratch[:0], f, jc.msg, jc.msgText)
 		b = appendEntryBytes(b, s.scratch)
 		s.scratch = s.scratch[:0]
-		if jc.key >= 0 && !f[jc.key].IsNull() {
-			s.scratch = f[jc.key].AppendText(s.scratch)
+		if !f.isNull(jc.key) {
+			s.scratch = append(s.scratch, f.str(jc.key)...)
 			s.scratch = append(s.scratch, '=')
 		}
-		if jc.text >= 0 && !f[jc.text].IsNull() {
-			s.scratch = f[jc.text].AppendText(s.scratch)
+		if !f.isNull(jc.text) {
+			s.scratch = append(s.scratch, f.str(jc.text)...)
 		}
 		js.buf = appendEntryBytes(b, s.scratch)
 	}
+}
+
+// readError handles an error of the reader: damage it can skip to the next
+// chunk after, or the end of the recording.
+func (s *jfrSource) readError(err error) {
+	err = fmt.Errorf("%s: %w", s.name, err)
+	// Every span held may have lost events in the damaged part.
+	for _, js := range s.closed {
+		js.truncated = true
+	}
+	s.open.each(func(js *jfrSpan) { js.truncated = true })
+	s.damagedUpTo = s.maxNum
+	if s.r.SkipDamagedChunk() {
+		s.damage = append(s.damage, err)
+		return
+	}
+	s.end(err)
 }
 
 // appendEntryBytes appends p with its length before it.
@@ -339,14 +377,14 @@ func (s *jfrSource) threadID(th []byte) uint32 {
 // nodeEvent takes the node's name and number from its node event. Two
 // different nodes in one recording cannot be told apart (their spans share
 // numbers), so the recording is refused.
-func (s *jfrSource) nodeEvent(f []jfr.Value, jc *jfrClass) {
+func (s *jfrSource) nodeEvent(f *jfrFields, jc *jfrClass) {
 	name := ""
-	if jc.name >= 0 && !f[jc.name].IsNull() {
-		name = f[jc.name].String()
+	if !f.isNull(jc.name) {
+		name = string(f.str(jc.name))
 	}
 	num := int64(-1)
-	if jc.number >= 0 && f[jc.number].Kind() != jfr.KindInvalid && !f[jc.number].IsNull() {
-		num = f[jc.number].Int()
+	if !f.isNull(jc.number) {
+		num = f.ints[jc.number]
 	}
 	if (s.nodeName != "" && name != "" && name != s.nodeName) || (s.nodeNumber >= 0 && num >= 0 && num != s.nodeNumber) {
 		if s.nodeErr == nil {
@@ -387,36 +425,37 @@ func (s *jfrSource) end(err error) {
 }
 
 // closeSpan keeps the content of a span record in the span's buffer.
-func (s *jfrSource) closeSpan(js *jfrSpan, f []jfr.Value, jc *jfrClass) {
-	js.nonCausal = jc.nonCausal >= 0 && f[jc.nonCausal].Bool()
+func (s *jfrSource) closeSpan(js *jfrSpan, f *jfrFields, jc *jfrClass) {
+	js.nonCausal = jc.nonCausal >= 0 && f.ints[jc.nonCausal] != 0
 	b := append(js.buf, recordEntry)
 	s.scratch = appendID(s.scratch[:0], f, jc.in, jc.inText)
 	b = appendEntryBytes(b, s.scratch)
-	var ids [][]byte
 	s.scratch = s.scratch[:0]
-	if jc.out >= 0 && f[jc.out].Kind() == jfr.KindArray {
+	ids := s.ids[:0]
+	if jc.out >= 0 && f.isArr[jc.out] {
 		js.outField = true
-		for _, v := range f[jc.out].Elems() {
-			if v.Int() != 0 {
+		for _, v := range f.elems[f.arr[jc.out][0]:f.arr[jc.out][1]] {
+			if v != 0 {
 				start := len(s.scratch)
-				s.scratch = AppendCompactID(s.scratch, v.Int())
-				ids = append(ids, s.scratch[start:])
+				s.scratch = AppendCompactID(s.scratch, v)
+				ids = append(ids, span32(start, len(s.scratch)))
 			}
 		}
 	}
-	if jc.outTxt >= 0 && f[jc.outTxt].Kind() == jfr.KindArray {
+	if jc.outTxt >= 0 && f.isArr[jc.outTxt] {
 		js.outField = true
-		for _, v := range f[jc.outTxt].Elems() {
-			if !v.IsNull() {
+		for _, t := range f.texts[f.arr[jc.outTxt][0]:f.arr[jc.outTxt][1]] {
+			if t != nil {
 				start := len(s.scratch)
-				s.scratch = v.AppendText(s.scratch)
-				ids = append(ids, s.scratch[start:])
+				s.scratch = append(s.scratch, t...)
+				ids = append(ids, span32(start, len(s.scratch)))
 			}
 		}
 	}
+	s.ids = ids
 	b = binary.AppendUvarint(b, uint64(len(ids)))
 	for _, id := range ids {
-		b = appendEntryBytes(b, id)
+		b = appendEntryBytes(b, s.scratch[id[0]:id[1]])
 	}
 	js.buf = b
 }

@@ -26,11 +26,10 @@ type Options struct {
 	// second (replay.go); "" is os.TempDir(). The files are removed when
 	// Merge returns.
 	TempDir string
-	// MemBudget bounds the bytes the per-message arrays (message
-	// identities, span references, first sends, open traces) keep in
-	// memory; past it their pages spill to temporary files in TempDir
-	// (spill.go). 0 keeps them all in memory. With a budget, a Trace's
-	// message IDs (Trace.MessageID) can be read only until Merge returns.
+	// MemBudget bounds the bytes the per-message arrays (span
+	// references, first sends, open traces) keep in memory; past it
+	// their pages spill to temporary files in TempDir (spill.go). 0 keeps
+	// them all in memory. The message identities stay in memory.
 	MemBudget int64
 }
 
@@ -121,7 +120,8 @@ type Merger struct {
 	texts    map[string]string
 	opts     Options
 	rank     []int
-	scratch  []Event // Trace.order's copy of the events
+	scratch  []Event   // Trace.order's copy of the events
+	out      *traceOut // pass 2's finishing of released traces
 }
 
 // NodeName returns the name of an event's node.
@@ -150,6 +150,11 @@ const maxTexts = 1 << 16
 // message) and the traces still open, which the time-aligned reading keeps
 // to the traces in flight around the current time.
 //
+// fn runs on a goroutine of its own while the merge goes on, one trace at
+// a time, in that order; until Merge returns it may read the Merger's
+// names (Nodes, Threads, Files, MissingNodes), offsets and message IDs,
+// not its counters.
+//
 // An input that fails to open or to read counts as finished from where it
 // failed; its error is in Merger.Errors and the traces that waited for
 // its spans are handed to fn at the end with Incomplete set. The returned
@@ -161,7 +166,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	}
 	m.spill = newSpillPool(m.opts.MemBudget, m.opts.TempDir)
 	defer m.spill.close()
-	m.ids = newIDTable(m.spill)
+	m.ids = newIDTable()
 	m.refs = newSpilled[int32](m.spill, "span references")
 	m.sendWall = newSpilled[int64](m.spill, "first sends")
 	m.sendNode = newSpilled[uint16](m.spill, "first senders")
@@ -539,6 +544,14 @@ func receiptWall(sp *rawSpan) (int64, bool) {
 
 // intern returns the key of a message ID, growing the per-message arrays.
 func (m *Merger) intern(id []byte) uint32 {
+	if m.out != nil {
+		// An ID pass 1 did not intern (one only an event names, not a
+		// span's incoming or outgoing IDs): the traces being finished read
+		// the table, so let them finish first.
+		if _, ok := m.ids.Lookup(id); !ok {
+			m.out.drain()
+		}
+	}
 	k, added := m.ids.Intern(id)
 	if added {
 		m.refs.Append(0)
@@ -643,7 +656,6 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		done    int64
 		keys    []uint32
 		created int
-		ferr    error
 	)
 	newTrace := func() int32 {
 		nopen++
@@ -658,6 +670,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		traces = append(traces, &openTrace{index: created - 1, events: make([]Event, 0, 8)})
 		return int32(len(traces) - 1)
 	}
+	out := newTraceOut(m, fn)
 	emit := func(ti int32, incomplete bool) {
 		t := traces[ti]
 		traces[ti] = nil
@@ -667,24 +680,18 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		for _, k := range t.keys {
 			(*m.trace.at(int(k))) = -1
 		}
-		if ferr != nil {
+		if out.failed.Load() {
 			return
 		}
 		incomplete = incomplete || t.truncated
 		tr := &Trace{Index: t.index, Events: t.events, Incomplete: incomplete, UnfinishedSpans: t.unfinished, m: m}
-		m.TracesOut++
-		if incomplete {
-			m.IncompleteTraces++
-		}
 		tr.Messages = make([]int32, len(t.keys))
 		for i, k := range t.keys {
 			tr.Messages[i] = int32(k)
 		}
-		slices.SortFunc(tr.Messages, func(a, b int32) int { return compareIDs(m.ids.Text(uint32(a)), m.ids.Text(uint32(b))) })
-		tr.order()
-		m.CausalInconsistencies += int64(tr.Inconsistencies)
-		ferr = fn(tr)
+		out.send(tr)
 	}
+	m.out = out
 	// join adds key k to trace ti, merging k's trace into it if k has one.
 	join := func(ti int32, k uint32) int32 {
 		other := (*m.trace.at(int(k)))
@@ -729,7 +736,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 			}
 		}
 	}
-	for ferr == nil && m.spill.err == nil {
+	for !out.failed.Load() && m.spill.err == nil {
 		// The input whose next span ends first after clock correction.
 		var in *pass2Input
 		for _, c := range ins {
@@ -840,6 +847,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 			emit(int32(ti), true)
 		}
 	}
+	ferr := out.close()
 	if m.opts.Progress != nil {
 		m.opts.Progress(2, m.Events, m.Events)
 	}

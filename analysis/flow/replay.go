@@ -150,16 +150,24 @@ func (s *loggingSource) next(sp *rawSpan) error {
 }
 
 // replaySource reads a span log back. It ends with the error the logged
-// source ended with.
+// source ended with. It reads the file in blocks and decodes each span in
+// place (its slices point into the block): a span log is read back at
+// memory speed, not a buffered reader's call per byte.
 type replaySource struct {
-	r        *bufio.Reader
+	f        io.Reader
+	blk      []byte // blk[pos:] is read and not yet decoded
+	pos      int
+	eof      bool // f has no more bytes
 	endErr   error
 	lastWall int64
 	nano     int64
 	wall     int64
-	buf      []byte
-	offs     []int // pairs of offsets into buf: in, outs, then msg and text per event
+	offs     []int // pairs of offsets into blk: in, outs, then msg and text per event
 }
+
+// replayBlock is how much of a span log is read at once; a longer span
+// grows the block.
+const replayBlock = 1 << 18
 
 func newReplaySource(l *spanLog, endErr error) (*replaySource, error) {
 	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
@@ -168,7 +176,7 @@ func newReplaySource(l *spanLog, endErr error) (*replaySource, error) {
 	if endErr == nil {
 		endErr = io.EOF
 	}
-	return &replaySource{r: bufio.NewReaderSize(l.f, 1<<16), endErr: endErr}, nil
+	return &replaySource{f: l.f, endErr: endErr, blk: make([]byte, 0, replayBlock)}, nil
 }
 
 var errBadSpanLog = errors.New("flow: temporary span log is corrupt")
@@ -178,147 +186,181 @@ var errBadSpanLog = errors.New("flow: temporary span log is corrupt")
 // JFR string is far shorter.
 const maxSpanLogBytes = 1 << 30
 
-func (s *replaySource) uvarint() (uint64, error) {
-	v, err := binary.ReadUvarint(s.r)
-	if err != nil {
-		return 0, errBadSpanLog
-	}
-	return v, nil
-}
+// errNeedMore: the span being decoded goes on past the bytes read.
+var errNeedMore = errors.New("span goes on past the block")
 
-func (s *replaySource) varint() (int64, error) {
-	v, err := binary.ReadVarint(s.r)
-	if err != nil {
-		return 0, errBadSpanLog
+// fill reads more of the file after the undecoded bytes, keeping them;
+// the block grows when they fill it (a span longer than a block).
+func (s *replaySource) fill() error {
+	n := copy(s.blk[:cap(s.blk)], s.blk[s.pos:])
+	s.blk, s.pos = s.blk[:n], 0
+	if n == cap(s.blk) {
+		s.blk = append(s.blk, make([]byte, cap(s.blk))...)[:n]
 	}
-	return v, nil
-}
-
-// bytes reads a length-prefixed byte string into s.buf and records where
-// it is (start -1 for nil).
-func (s *replaySource) bytes() error {
-	n, err := s.uvarint()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		s.offs = append(s.offs, -1, -1)
+	k, err := io.ReadAtLeast(s.f, s.blk[n:cap(s.blk)], 1)
+	s.blk = s.blk[:n+k]
+	if errors.Is(err, io.EOF) {
+		s.eof = true
 		return nil
-	}
-	n--
-	start := len(s.buf)
-	if n > maxSpanLogBytes {
-		return errBadSpanLog
-	}
-	s.buf = append(s.buf, make([]byte, n)...)
-	if _, err := io.ReadFull(s.r, s.buf[start:]); err != nil {
-		return errBadSpanLog
-	}
-	s.offs = append(s.offs, start, len(s.buf))
-	return nil
-}
-
-func (s *replaySource) slice(i int) []byte {
-	if s.offs[i] < 0 {
-		return nil
-	}
-	return s.buf[s.offs[i]:s.offs[i+1]:s.offs[i+1]]
-}
-
-func (s *replaySource) next(sp *rawSpan) error {
-	flags, err := s.r.ReadByte()
-	if err == io.EOF {
-		return s.endErr
 	}
 	if err != nil {
 		return fmt.Errorf("flow: temporary span log: %w", err)
 	}
-	if err := s.read(sp, flags); err != nil {
-		return err
-	}
 	return nil
 }
 
-func (s *replaySource) read(sp *rawSpan, flags byte) error {
+func (s *replaySource) next(sp *rawSpan) error {
+	for {
+		if s.pos == len(s.blk) && s.eof {
+			return s.endErr
+		}
+		if s.pos < len(s.blk) {
+			n, err := s.read(sp, s.blk[s.pos:])
+			if err == nil {
+				s.pos += n
+				return nil
+			}
+			if err != errNeedMore {
+				return err
+			}
+			if s.eof {
+				return errBadSpanLog // the file ends within a span
+			}
+		}
+		if err := s.fill(); err != nil {
+			return err
+		}
+	}
+}
+
+// spanDec decodes one span of a span log from a block.
+type spanDec struct {
+	b   []byte
+	pos int
+	err error
+}
+
+func (d *spanDec) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b[d.pos:])
+	if n <= 0 {
+		if n < 0 {
+			d.fail(errBadSpanLog)
+		} else {
+			d.fail(errNeedMore)
+		}
+		return 0
+	}
+	d.pos += n
+	return v
+}
+
+func (d *spanDec) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *spanDec) byte1() byte {
+	if d.pos >= len(d.b) {
+		d.fail(errNeedMore)
+		return 0
+	}
+	c := d.b[d.pos]
+	d.pos++
+	return c
+}
+
+func (d *spanDec) fail(err error) {
+	if d.err == nil {
+		d.err = err
+		d.pos = len(d.b)
+	}
+}
+
+// bytes reads a length-prefixed byte string and records where it is
+// (start -1 for nil).
+func (s *replaySource) bytes(d *spanDec) {
+	n := d.uvarint()
+	if n == 0 || d.err != nil {
+		s.offs = append(s.offs, -1, -1)
+		return
+	}
+	n--
+	if n > maxSpanLogBytes {
+		d.fail(errBadSpanLog)
+		return
+	}
+	if n > uint64(len(d.b)-d.pos) {
+		d.fail(errNeedMore)
+		return
+	}
+	s.offs = append(s.offs, d.pos, d.pos+int(n))
+	d.pos += int(n)
+}
+
+func slice(b []byte, offs []int, i int) []byte {
+	if offs[i] < 0 {
+		return nil
+	}
+	return b[offs[i]:offs[i+1]:offs[i+1]]
+}
+
+// read decodes the span that b starts with and returns its length, or
+// errNeedMore if b ends within it. The running times change only once the
+// span is whole.
+func (s *replaySource) read(sp *rawSpan, b []byte) (int, error) {
+	d := spanDec{b: b}
+	flags := d.byte1()
 	sp.nonCausal, sp.truncated, sp.unfinished = flags&1 != 0, flags&2 != 0, flags&4 != 0
-	ord, err := s.uvarint()
-	if err != nil {
-		return err
-	}
-	seq, err := s.uvarint()
-	if err != nil {
-		return err
-	}
-	dw, err := s.varint()
-	if err != nil {
-		return err
-	}
+	ord := d.uvarint()
+	seq := d.uvarint()
+	dw := d.varint()
 	sp.ordinal, sp.seq = uint32(ord), uint32(seq)
-	s.lastWall += dw
-	sp.lastWall = s.lastWall
-	s.buf, s.offs = s.buf[:0], s.offs[:0]
-	if err := s.bytes(); err != nil {
-		return err
-	}
-	nout, err := s.uvarint()
-	if err != nil {
-		return err
-	}
+	s.offs = s.offs[:0]
+	s.bytes(&d)
+	nout := d.uvarint()
 	if nout > 1<<20 {
-		return errBadSpanLog
+		d.fail(errBadSpanLog)
 	}
 	for range nout {
-		if err := s.bytes(); err != nil {
-			return err
+		if s.bytes(&d); d.err != nil {
+			break
 		}
 	}
-	nev, err := s.uvarint()
-	if err != nil {
-		return err
-	}
+	nev := d.uvarint()
 	if nev > 1<<28 {
-		return errBadSpanLog
+		d.fail(errBadSpanLog)
+	}
+	if d.err != nil {
+		return 0, d.err
 	}
 	sp.events = sp.events[:0]
+	nano, wall := s.nano, s.wall
 	for range nev {
-		k, err := s.r.ReadByte()
-		if err != nil {
-			return errBadSpanLog
+		k := d.byte1()
+		th := d.uvarint()
+		nano += d.varint()
+		wall += d.varint()
+		s.bytes(&d)
+		s.bytes(&d)
+		if d.err != nil {
+			return 0, d.err
 		}
-		th, err := s.uvarint()
-		if err != nil {
-			return err
-		}
-		dn, err := s.varint()
-		if err != nil {
-			return err
-		}
-		dw, err := s.varint()
-		if err != nil {
-			return err
-		}
-		s.nano += dn
-		s.wall += dw
-		sp.events = append(sp.events, rawEvent{nano: s.nano, wall: s.wall, thread: uint32(th), kind: flowspec.Kind(k)})
-		if err := s.bytes(); err != nil {
-			return err
-		}
-		if err := s.bytes(); err != nil {
-			return err
-		}
+		sp.events = append(sp.events, rawEvent{nano: nano, wall: wall, thread: uint32(th), kind: flowspec.Kind(k)})
 	}
-	// The slices point into s.buf only now that it has stopped growing.
-	sp.in = s.slice(0)
+	s.nano, s.wall = nano, wall
+	s.lastWall += dw
+	sp.lastWall = s.lastWall
+	sp.in = slice(b, s.offs, 0)
 	sp.out = sp.out[:0]
 	for i := range int(nout) {
-		sp.out = append(sp.out, s.slice(2+2*i))
+		sp.out = append(sp.out, slice(b, s.offs, 2+2*i))
 	}
 	base := 2 + 2*int(nout)
 	for i := range sp.events {
-		sp.events[i].msg = s.slice(base + 4*i)
-		sp.events[i].text = s.slice(base + 4*i + 2)
+		sp.events[i].msg = slice(b, s.offs, base+4*i)
+		sp.events[i].text = slice(b, s.offs, base+4*i+2)
 	}
-	return nil
+	return d.pos, nil
 }
 
 // The replay stands in for the input in pass 2, which asks only for spans.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -33,7 +34,12 @@ func TestSpanLogReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	log, _ := io.ReadAll(text)
+	// A span longer than a replay block, and many short ones after it
+	// that cross the blocks' ends.
+	long := "1000=1700000000000\nSPAN;null;1:1\nE;1000;main;ODStarted;1:1\nE;2000;main;Checkpoint;" +
+		strings.Repeat("x", replayBlock+100) + "\n" + strings.Repeat("SPAN;null\nE;3000;main;Checkpoint;short\n", 30000)
 	for _, in := range []Input{
+		BytesInput("long.txt", []byte(long)),
 		BytesInput("n1.jfr", rec),
 		BytesInput("cut.jfr", rec[:len(rec)*9/10]),
 		BytesInput("n3.txt", log),

@@ -35,7 +35,66 @@ type Stats struct {
 
 	interceptors map[string]map[string]*acc // trace tag -> Command@Interceptor -> self time (ns)
 
+	// The route counters and distributions by tag and node numbers of a
+	// merge, found without hashing the node names per message.
+	routeOf             map[nodePair]*RouteCounts
+	latencyOf, handleOf map[nodePair]*dist
+
 	scratch statsScratch
+}
+
+// nodePair keys the caches of a tag's figures by two nodes of a merge.
+type nodePair struct {
+	ts       *tagStats
+	m        *Merger
+	from, to uint16
+}
+
+// route returns the counters of the route a -> b of tag ts.
+func (s *Stats) route(ts *tagStats, m *Merger, a, b uint16) *RouteCounts {
+	k := nodePair{ts, m, a, b}
+	if r, ok := s.routeOf[k]; ok {
+		return r
+	}
+	names := [2]string{m.Nodes[a], m.Nodes[b]}
+	r := ts.routes[names]
+	if r == nil {
+		r = &RouteCounts{}
+		ts.routes[names] = r
+	}
+	s.routeOf[k] = r
+	return r
+}
+
+// latency returns the one-way latency a -> b of tag ts.
+func (s *Stats) latency(ts *tagStats, m *Merger, a, b uint16) *dist {
+	k := nodePair{ts, m, a, b}
+	if d, ok := s.latencyOf[k]; ok {
+		return d
+	}
+	names := [2]string{m.Nodes[a], m.Nodes[b]}
+	d := ts.latency[names]
+	if d == nil {
+		d = &dist{}
+		ts.latency[names] = d
+	}
+	s.latencyOf[k] = d
+	return d
+}
+
+// handle returns the incoming-to-handle times of node b for tag ts.
+func (s *Stats) handle(ts *tagStats, m *Merger, b uint16) *dist {
+	k := nodePair{ts, m, 0, b}
+	if d, ok := s.handleOf[k]; ok {
+		return d
+	}
+	d := ts.handle[m.Nodes[b]]
+	if d == nil {
+		d = &dist{}
+		ts.handle[m.Nodes[b]] = d
+	}
+	s.handleOf[k] = d
+	return d
 }
 
 // statsScratch holds Add's per-trace tables, reused from trace to trace:
@@ -54,6 +113,14 @@ type statsScratch struct {
 	sorted   []*Event
 	matched  []bool
 	nodeList []uint16
+	tags     []string
+	lat      []latencySample
+}
+
+// latencySample is one message copy's one-way latency from a node.
+type latencySample struct {
+	from uint16
+	ns   int64
 }
 
 // segment is the part of a thread's work in a trace up to its
@@ -84,6 +151,7 @@ func NewStats() *Stats {
 	return &Stats{
 		tags: make(map[string]*tagStats), services: make(map[string]*dist),
 		traceTags: make(map[string]*traceTagStats), interceptors: make(map[string]map[string]*acc),
+		routeOf: make(map[nodePair]*RouteCounts), latencyOf: make(map[nodePair]*dist), handleOf: make(map[nodePair]*dist),
 	}
 }
 
@@ -238,10 +306,11 @@ func (s *Stats) addMessages(t *Trace) {
 		if len(sends) == 0 || byNode.len() == 0 {
 			continue
 		}
-		tags := slices.Clone(tagSet.keys)
+		tags := append(sc.tags[:0], tagSet.keys...)
 		if len(tags) == 0 {
 			tags = append(tags, "-no-tag-")
 		}
+		sc.tags = tags
 		// The route starts at the first transmission's node.
 		first := sends[0]
 		for _, e := range sends {
@@ -249,7 +318,6 @@ func (s *Stats) addMessages(t *Trace) {
 				first = e
 			}
 		}
-		from := t.NodeName(first)
 		sorted := append(sc.sorted[:0], sends...)
 		sc.sorted = sorted
 		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmp.Compare(a.Wall, b.Wall) })
@@ -259,7 +327,6 @@ func (s *Stats) addMessages(t *Trace) {
 		for _, n := range nodes {
 			recs := byNode.get(n)
 			slices.SortStableFunc(recs, func(a, b reception) int { return cmp.Compare(a.ev.Wall, b.ev.Wall) })
-			to := t.m.Nodes[n]
 			var rc RouteCounts
 			// Match every copy that arrived to the latest transmission not
 			// matched yet that precedes it (corrected wall time); a copy
@@ -272,11 +339,7 @@ func (s *Stats) addMessages(t *Trace) {
 			matched = append(matched, make([]bool, len(sorted))...)
 			sc.matched = matched
 			lastMatched := -1
-			type sample struct {
-				from string
-				ns   int64
-			}
-			var lat []sample
+			lat := sc.lat[:0]
 			firstHandled := true
 			for _, r := range recs {
 				j := -1
@@ -305,12 +368,13 @@ func (s *Stats) addMessages(t *Trace) {
 				lastMatched = max(lastMatched, j)
 				if sorted[j].Node != n {
 					// One way, between corrected wall clocks.
-					lat = append(lat, sample{t.NodeName(sorted[j]), r.ev.Wall - sorted[j].Wall})
+					lat = append(lat, latencySample{sorted[j].Node, r.ev.Wall - sorted[j].Wall})
 				} else {
 					// A node's delivery to itself: one monotonic clock.
-					lat = append(lat, sample{to, r.ev.Nano - sorted[j].Nano})
+					lat = append(lat, latencySample{n, r.ev.Nano - sorted[j].Nano})
 				}
 			}
+			sc.lat = lat
 			for i := 0; i < lastMatched; i++ {
 				if !matched[i] {
 					rc.Lost++
@@ -319,11 +383,7 @@ func (s *Stats) addMessages(t *Trace) {
 			rc.Total = rc.Unique + rc.Discarded + rc.Ignored + rc.Lost + rc.Duplicate
 			for _, tg := range tags {
 				ts := s.tag(tg)
-				r := ts.routes[[2]string{from, to}]
-				if r == nil {
-					r = &RouteCounts{}
-					ts.routes[[2]string{from, to}] = r
-				}
+				r := s.route(ts, t.m, first.Node, n)
 				r.Unique += rc.Unique
 				r.Total += rc.Total
 				r.Discarded += rc.Discarded
@@ -331,21 +391,11 @@ func (s *Stats) addMessages(t *Trace) {
 				r.Lost += rc.Lost
 				r.Duplicate += rc.Duplicate
 				for _, l := range lat {
-					d := ts.latency[[2]string{l.from, to}]
-					if d == nil {
-						d = &dist{}
-						ts.latency[[2]string{l.from, to}] = d
-					}
-					d.add(l.ns)
+					s.latency(ts, t.m, l.from, n).add(l.ns)
 				}
 				for _, rec := range recs {
 					if rec.handle != nil && rec.ev != rec.handle {
-						h := ts.handle[to]
-						if h == nil {
-							h = &dist{}
-							ts.handle[to] = h
-						}
-						h.add(rec.handle.Nano - rec.ev.Nano)
+						s.handle(ts, t.m, n).add(rec.handle.Nano - rec.ev.Nano)
 					}
 				}
 			}

@@ -1,0 +1,154 @@
+package flow
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// traceOut finishes the traces the merging pass releases and hands them to
+// Merge's fn on a goroutine of its own, one at a time and in release order:
+// ordering a trace's events and the caller's work on it (the statistics,
+// the printing) take about as long as the merge itself, so with both on
+// one goroutine the merging pass used one core.
+//
+// What the finishing reads of the Merger (node and thread names, message
+// texts) is fixed during the merging pass except the message IDs, which
+// the merge adds to in the rare case of an ID its first pass did not
+// intern: it calls drain first, so no trace is being finished meanwhile.
+type traceOut struct {
+	m       *Merger
+	fn      func(*Trace) error
+	ch      chan []*Trace
+	batch   []*Trace // being filled
+	done    chan struct{}
+	pending sync.WaitGroup // batches sent and not yet handed to fn
+	failed  atomic.Bool    // fn returned an error: the merge stops
+	err     error          // fn's error, read after close
+	// counted by the finishing goroutine, added to the Merger at close
+	traces, incomplete int
+	inconsistencies    int64
+	ids                []keyText // sortMessages' scratch
+}
+
+type keyText struct {
+	key  int32
+	text string
+}
+
+const (
+	traceOutBatch = 64 // traces per hand-off
+	traceOutQueue = 8  // batches waiting
+)
+
+func newTraceOut(m *Merger, fn func(*Trace) error) *traceOut {
+	o := &traceOut{m: m, fn: fn, ch: make(chan []*Trace, traceOutQueue), done: make(chan struct{}),
+		batch: make([]*Trace, 0, traceOutBatch)}
+	go o.run()
+	return o
+}
+
+func (o *traceOut) run() {
+	defer close(o.done)
+	for batch := range o.ch {
+		for _, t := range batch {
+			if o.err == nil {
+				o.finish(t)
+				if err := o.fn(t); err != nil {
+					o.err = err
+					o.failed.Store(true)
+				}
+			}
+		}
+		o.pending.Done()
+	}
+}
+
+// finish sorts the trace's messages by ID and its events into causal order.
+func (o *traceOut) finish(t *Trace) {
+	o.traces++
+	if t.Incomplete {
+		o.incomplete++
+	}
+	o.sortMessages(t.Messages)
+	t.order()
+	o.inconsistencies += int64(t.Inconsistencies)
+}
+
+// sortMessages sorts message keys by their IDs (compareIDs). Compact IDs
+// "node:counter" compare as the pair of numbers, without their text;
+// compareIDs orders them so.
+func (o *traceOut) sortMessages(keys []int32) {
+	if len(keys) < 2 {
+		return
+	}
+	ids := o.m.ids
+	compact := true
+	for _, k := range keys {
+		if _, ok := ids.compact(uint32(k)); !ok {
+			compact = false
+			break
+		}
+	}
+	if compact {
+		slices.SortFunc(keys, func(a, b int32) int {
+			x, _ := ids.compact(uint32(a))
+			y, _ := ids.compact(uint32(b))
+			return cmp.Compare(x, y)
+		})
+		return
+	}
+	texts := o.ids[:0]
+	for _, k := range keys {
+		texts = append(texts, keyText{k, ids.Text(uint32(k))})
+	}
+	slices.SortFunc(texts, func(a, b keyText) int { return compareIDs(a.text, b.text) })
+	for i := range texts {
+		keys[i] = texts[i].key
+	}
+	clear(texts)
+	o.ids = texts[:0]
+}
+
+// compact returns the integer form of key k's ID, node<<48 | counter,
+// if it is a compact ID.
+func (t *idTable) compact(k uint32) (uint64, bool) {
+	id := t.ident.Get(int(k))
+	return id, id&textIdent == 0
+}
+
+// send queues a released trace. Traces go in batches: a hand-off per
+// trace cost more than the finishing, the goroutine waking for each.
+func (o *traceOut) send(t *Trace) {
+	o.batch = append(o.batch, t)
+	if len(o.batch) == traceOutBatch {
+		o.flush()
+	}
+}
+
+func (o *traceOut) flush() {
+	if len(o.batch) == 0 {
+		return
+	}
+	o.pending.Add(1)
+	o.ch <- o.batch
+	o.batch = make([]*Trace, 0, traceOutBatch)
+}
+
+// drain waits until every trace sent has been handed to fn.
+func (o *traceOut) drain() {
+	o.flush()
+	o.pending.Wait()
+}
+
+// close waits for the last trace and returns fn's error, if any.
+func (o *traceOut) close() error {
+	o.flush()
+	close(o.ch)
+	<-o.done
+	o.m.TracesOut += o.traces
+	o.m.IncompleteTraces += o.incomplete
+	o.m.CausalInconsistencies += o.inconsistencies
+	return o.err
+}
