@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -77,11 +78,13 @@ func mergeText(t *testing.T, ins []Input, opts *Options) (string, *Merger) {
 
 // spillRequests makes the generated cluster send more messages than a
 // page of keys holds, and spillBudget holds fewer pages than the merge's
-// arrays take, so that pages spill; a budget of one byte would spill
+// arrays take in either pass (two pages of 4-byte elements: the merging
+// pass's span references and open traces take four), so that pages
+// spill and are read back in both; a budget of one byte would spill
 // every page but the latest of each array, and costs minutes.
 const (
 	spillRequests = 40000
-	spillBudget   = 1 << 20
+	spillBudget   = 512 << 10
 )
 
 // TestSpillSameResults merges once in memory and once with a budget
@@ -146,20 +149,29 @@ func TestSpillDamaged(t *testing.T) {
 		{"truncated", func(f *os.File) error { return f.Truncate(0) }, "EOF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The files are damaged early in the merging pass, on its
+			// goroutine (Progress), which alone touches the spill
+			// files; fn, on a goroutine of its own, gives the Merger.
+			var merger atomic.Pointer[Merger]
 			damaged := false
-			_, err := Merge(ins, &Options{TempDir: t.TempDir(), MemBudget: spillBudget}, func(tr *Trace) error {
-				if !damaged {
-					for _, f := range tr.Merger().spill.files {
-						if err := tc.damage(f); err != nil {
-							t.Fatal(err)
-						}
-					}
-					damaged = true
+			progress := func(pass int, done, total int64) {
+				m := merger.Load()
+				if pass != 2 || damaged || m == nil {
+					return
 				}
+				for _, f := range m.spill.files {
+					if err := tc.damage(f); err != nil {
+						t.Error(err)
+					}
+				}
+				damaged = true
+			}
+			_, err := Merge(ins, &Options{TempDir: t.TempDir(), MemBudget: spillBudget, Progress: progress}, func(tr *Trace) error {
+				merger.CompareAndSwap(nil, tr.Merger())
 				return nil
 			})
 			if !damaged {
-				t.Fatal("no trace")
+				t.Fatal("the merging pass reported no progress after a trace")
 			}
 			if err == nil || !strings.Contains(err.Error(), "spill file of the") || !strings.Contains(err.Error(), "byte offset") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Merge: %v, want a spill file error with %q", err, tc.want)
