@@ -449,24 +449,31 @@ type Event struct {
 // io.EOF at the end of the recording. ev's values are valid until the next
 // call.
 func (r *Reader) ReadEvent(ev *Event) error {
+	rec, cl, err := r.nextEvent()
+	if err != nil {
+		return err
+	}
+	if err := r.chunk.decodeEvent(rec, cl, ev); err != nil {
+		r.err = err
+		return err
+	}
+	return nil
+}
+
+// nextEvent reads up to the next record of an event type the metadata
+// declares.
+func (r *Reader) nextEvent() (Record, *Class, error) {
 	for {
 		rec, err := r.ReadRecord()
 		if err != nil {
-			return err
+			return rec, nil, err
 		}
 		if rec.TypeID == 0 || rec.TypeID == 1 {
 			continue
 		}
-		c := r.chunk
-		cl := c.Metadata.Class(rec.TypeID)
-		if cl == nil {
-			continue
+		if cl := r.chunk.Metadata.Class(rec.TypeID); cl != nil {
+			return rec, cl, nil
 		}
-		if err := c.decodeEvent(rec, cl, ev); err != nil {
-			r.err = err
-			return err
-		}
-		return nil
 	}
 }
 
@@ -475,23 +482,12 @@ func (r *Reader) ReadEvent(ev *Event) error {
 // wants decodes their Raw bytes itself, and calls LoadEvent for the
 // others or when its own decoding fails.
 func (r *Reader) ReadEventLazy(ev *Event) error {
-	for {
-		rec, err := r.ReadRecord()
-		if err != nil {
-			return err
-		}
-		if rec.TypeID == 0 || rec.TypeID == 1 {
-			continue
-		}
-		c := r.chunk
-		cl := c.Metadata.Class(rec.TypeID)
-		if cl == nil {
-			continue
-		}
-		ev.Type, ev.Chunk, ev.Offset, ev.Size = cl, c, rec.Offset, rec.Size
-		ev.Fields, ev.pending, ev.err = nil, true, nil
-		return nil
+	rec, cl, err := r.nextEvent()
+	if err != nil {
+		return err
 	}
+	ev.prepareLazy(r.chunk, cl, rec.Offset, rec.Size)
+	return nil
 }
 
 // LoadEvent decodes the fields of the event ReadEventLazy read last, as
