@@ -97,9 +97,19 @@ func (fw *follower) run() error {
 	skip := int64(HeaderSize) // the chunk's records before it were handed over
 	var last [HeaderSize]byte // the header as last read
 	quietSince := time.Now()  // when the header last changed
+	// afterFinal is set when the chunk before chunkOff was flagged final:
+	// then the file ending there for FinalGrace ends the recording. A
+	// writer that ends its file with a reserved chunk and then truncates
+	// it (flightrec's sink does at Close) may be read mid-write, the bytes
+	// after the chunk neither a reservation yet nor a chunk, and taken for
+	// the start of the next chunk, which never comes.
+	afterFinal := false
 	for {
 		h, hb, fileSize, err := fw.header(chunkOff, idx)
 		if errors.Is(err, errNotYet) {
+			if afterFinal && fileSize <= chunkOff && time.Since(quietSince) >= fw.opts.finalGrace() {
+				return nil
+			}
 			if err := fw.wait(); err != nil {
 				return err
 			}
@@ -133,6 +143,7 @@ func (fw *follower) run() error {
 		case next:
 			chunkOff, idx, skip, last = end, idx+1, HeaderSize, [HeaderSize]byte{}
 			quietSince = time.Now()
+			afterFinal = h.Flags&FlagFinalChunk != 0
 		case final:
 			return nil
 		default:
