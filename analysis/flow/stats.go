@@ -50,51 +50,36 @@ type nodePair struct {
 	from, to uint16
 }
 
-// route returns the counters of the route a -> b of tag ts.
+// route returns the message counts a -> b of tag ts.
 func (s *Stats) route(ts *tagStats, m *Merger, a, b uint16) *RouteCounts {
-	k := nodePair{ts, m, a, b}
-	if r, ok := s.routeOf[k]; ok {
-		return r
-	}
-	names := [2]string{m.Nodes[a], m.Nodes[b]}
-	r := ts.routes[names]
-	if r == nil {
-		r = &RouteCounts{}
-		ts.routes[names] = r
-	}
-	s.routeOf[k] = r
-	return r
+	return byNodes(s.routeOf, nodePair{ts, m, a, b}, ts.routes, func() [2]string { return [2]string{m.Nodes[a], m.Nodes[b]} })
 }
 
 // latency returns the one-way latency a -> b of tag ts.
 func (s *Stats) latency(ts *tagStats, m *Merger, a, b uint16) *dist {
-	k := nodePair{ts, m, a, b}
-	if d, ok := s.latencyOf[k]; ok {
-		return d
-	}
-	names := [2]string{m.Nodes[a], m.Nodes[b]}
-	d := ts.latency[names]
-	if d == nil {
-		d = &dist{}
-		ts.latency[names] = d
-	}
-	s.latencyOf[k] = d
-	return d
+	return byNodes(s.latencyOf, nodePair{ts, m, a, b}, ts.latency, func() [2]string { return [2]string{m.Nodes[a], m.Nodes[b]} })
 }
 
 // handle returns the incoming-to-handle times of node b for tag ts.
 func (s *Stats) handle(ts *tagStats, m *Merger, b uint16) *dist {
-	k := nodePair{ts, m, 0, b}
-	if d, ok := s.handleOf[k]; ok {
-		return d
+	return byNodes(s.handleOf, nodePair{ts, m, 0, b}, ts.handle, func() string { return m.Nodes[b] })
+}
+
+// byNodes returns the entry of byName under name(), created if absent.
+// The reports key entries by node names; cache finds an entry again by
+// node numbers, so that a hit builds no name key.
+func byNodes[N comparable, V any](cache map[nodePair]*V, k nodePair, byName map[N]*V, name func() N) *V {
+	if v, ok := cache[k]; ok {
+		return v
 	}
-	d := ts.handle[m.Nodes[b]]
-	if d == nil {
-		d = &dist{}
-		ts.handle[m.Nodes[b]] = d
+	n := name()
+	v := byName[n]
+	if v == nil {
+		v = new(V)
+		byName[n] = v
 	}
-	s.handleOf[k] = d
-	return d
+	cache[k] = v
+	return v
 }
 
 // statsScratch holds Add's per-trace tables, reused from trace to trace:
