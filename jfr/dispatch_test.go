@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"testing"
 )
 
@@ -16,19 +15,7 @@ import (
 func TestLiveChunkDispatch(t *testing.T) {
 	const n = 5
 	data, headers := liveFlushes(t, n)
-	whole := bytes.Clone(data[n-1])
-	copy(whole, headers[n-1])
-	var want []*Event
-	r := NewBytesReader(whole, nil)
-	for {
-		ev := new(Event)
-		err := r.ReadEvent(ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		must(t, err)
-		want = append(want, ev)
-	}
+	want := wholeChunkEvents(t, data[n-1], headers[n-1])
 
 	live := NewLiveChunk(nil)
 	live.Start(0, 0)
@@ -47,11 +34,7 @@ func TestLiveChunkDispatch(t *testing.T) {
 				t.Errorf("flush %d, event %d: %s", flush, got, s)
 			}
 		}
-		if ep, _ := ev.Field("endpoint"); ep.Key() == uint64(100+flush) {
-			if host, _ := ep.Resolve().Field("host"); host.String() != fmt.Sprintf("host-%d", flush) {
-				t.Errorf("flush %d: endpoint %d resolves to host %q", flush, ep.Key(), host.String())
-			}
-		}
+		checkFlushEndpoint(t, flush, ev)
 	}
 	second := func(ev *Event) {
 		if ev.Fields == nil || ev.Offset != want[got].Offset {

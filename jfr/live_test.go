@@ -44,25 +44,45 @@ func liveFlushes(t *testing.T, n int) (data, headers [][]byte) {
 	return data, headers
 }
 
+// wholeChunkEvents reads every event of a chunk's last flush (data, with
+// header the chunk's header then), as a reader of the finished chunk does:
+// what a live reader must give, flush by flush.
+func wholeChunkEvents(t *testing.T, data, header []byte) []*Event {
+	t.Helper()
+	whole := bytes.Clone(data)
+	copy(whole, header)
+	var events []*Event
+	r := NewBytesReader(whole, nil)
+	for {
+		ev := new(Event)
+		err := r.ReadEvent(ev)
+		if errors.Is(err, io.EOF) {
+			return events
+		}
+		must(t, err)
+		events = append(events, ev)
+	}
+}
+
+// checkFlushEndpoint checks that the endpoint a go.AllKinds event of flush
+// refers to, when it is the one that flush adds, resolves to that flush's
+// host: constants are loaded at the flush that adds them.
+func checkFlushEndpoint(t *testing.T, flush int, ev *Event) {
+	t.Helper()
+	if ep, _ := ev.Field("endpoint"); ep.Key() == uint64(100+flush) {
+		if host, _ := ep.Resolve().Field("host"); host.String() != fmt.Sprintf("host-%d", flush) {
+			t.Errorf("flush %d: endpoint %d resolves to host %q", flush, ep.Key(), host.String())
+		}
+	}
+}
+
 // TestLiveChunk reads a chunk flush by flush: each flush's events, and no
 // other, with every value (constants resolved) what a reader of the whole
 // chunk gets, the constants a flush adds resolved at that flush.
 func TestLiveChunk(t *testing.T) {
 	const n = 5
 	data, headers := liveFlushes(t, n)
-	whole := data[n-1]
-	copy(whole, headers[n-1])
-	var want []*Event
-	r := NewBytesReader(whole, nil)
-	for {
-		ev := new(Event)
-		err := r.ReadEvent(ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		must(t, err)
-		want = append(want, ev)
-	}
+	want := wholeChunkEvents(t, data[n-1], headers[n-1])
 	live := NewLiveChunk(nil)
 	live.Start(0, 0)
 	from, got := int64(HeaderSize), 0
@@ -94,10 +114,8 @@ func TestLiveChunk(t *testing.T) {
 					t.Errorf("flush %d, event %d: %s", i, got, s)
 				}
 			}
-			if ep, _ := ev.Field("endpoint"); ev.Type.Name == "go.AllKinds" && ep.Key() == uint64(100+i) {
-				if host, _ := ep.Resolve().Field("host"); host.String() != fmt.Sprintf("host-%d", i) {
-					t.Errorf("flush %d: endpoint %d resolves to host %q", i, ep.Key(), host.String())
-				}
+			if ev.Type.Name == "go.AllKinds" {
+				checkFlushEndpoint(t, i, &ev)
 			}
 			got++
 			inFlush++
@@ -111,7 +129,7 @@ func TestLiveChunk(t *testing.T) {
 		t.Errorf("read %d events flush by flush, the whole chunk has %d", got, len(want))
 	}
 	// A range reads its records only: those of the first two flushes.
-	r = live.Reader(HeaderSize, int64(len(data[1])))
+	r := live.Reader(HeaderSize, int64(len(data[1])))
 	two := 0
 	var ev Event
 	for r.ReadEvent(&ev) == nil {
