@@ -1,4 +1,3 @@
-// Command flightrec records and reads JDK Flight Recorder files.
 package main
 
 import (
