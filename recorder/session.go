@@ -49,6 +49,10 @@ type session struct {
 	// settings is merged() as of the last change of settings, recordings
 	// or types: the flusher takes it without the locks merged() takes.
 	settings map[string]resolved
+	// handedOff counts the full buffers the flusher took, and
+	// handedOffBytes their records' bytes: how full buffers go, for the
+	// load benchmarks (read once the flusher is done).
+	handedOff, handedOffBytes int64
 }
 
 var theSession session
@@ -67,6 +71,7 @@ func (ss *session) add(r *Recording) {
 			ss.anchor = clock.Epoch()
 		}
 		ss.s = batch.NewSession(bufferCount())
+		ss.handedOff, ss.handedOffBytes = 0, 0
 		ss.chunkStart = clock.Now()
 		ss.chunkClock = clock.Recalibrate()
 		ss.chunk = newChunkBuilder(ss)
@@ -308,6 +313,8 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		for {
 			select {
 			case b := <-s.Full:
+				ss.handedOff++
+				ss.handedOffBytes += int64(b.Len())
 				cur.hold(b)
 				st.point()
 				continue
