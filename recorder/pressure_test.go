@@ -36,7 +36,7 @@ func (f *stallingFile) WriteAt(b []byte, off int64) (int, error) {
 // the full buffers, copies their records out and frees them, so that a
 // pool and a quarter's worth of events emitted meanwhile are all recorded.
 // Before, the buffers waited in the flusher's hands for the writer, and
-// the pool ran out after about two thirds of one (73% of the events
+// the pool ran out after about two thirds of one (53% of the events
 // dropped).
 func TestSlowWriteLeavesBuffersFree(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "slow.jfr")

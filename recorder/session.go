@@ -271,7 +271,9 @@ func (ss *session) request(cut bool) {
 // stopped; at each it copies what the buffers still being filled hold.
 // chunkWriter encodes and delivers each flush, cutting the chunk once it
 // reaches maxChunkSize or maxChunkAge, and then recycles the buffers, so
-// the flusher goes on gathering meanwhile.
+// the flusher goes on gathering meanwhile; a periodic flush waits until
+// the writer is done, and short of free buffers meanwhile the flusher
+// copies the records of full ones and frees them.
 func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}, requests chan flushReq) {
 	defer close(done)
 	age, size := ss.chunkLimits()
