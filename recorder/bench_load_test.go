@@ -7,12 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
 )
 
 // loadRecording records to a file on tmpfs (/dev/shm when there is one,
 // so the disk is not the limit) while body runs, and reports the share of
-// events dropped and the share of the file that constant pools take.
+// events dropped, the share of the file that constant pools take, and how
+// full the emitters handed their buffers off (handoff-fill-%: the pool
+// holds that share of the events it has room for).
 func loadRecording(b *testing.B, body func() int64) {
 	dir := "/dev/shm"
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -73,6 +76,9 @@ func loadRecording(b *testing.B, body func() int64) {
 	b.ReportMetric(100*float64(dropped)/float64(emitted), "drop-%")
 	b.ReportMetric(100*float64(pools)/float64(len(data)), "pool-%")
 	b.ReportMetric(float64(len(chunks)), "chunks")
+	if n := theSession.handedOff; n > 0 {
+		b.ReportMetric(100*float64(theSession.handedOffBytes)/float64(n*batch.BufferSize), "handoff-fill-%")
+	}
 	b.ReportMetric(float64(emitted)/b.Elapsed().Seconds(), "events/s")
 }
 

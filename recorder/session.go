@@ -49,6 +49,10 @@ type session struct {
 	// settings is merged() as of the last change of settings, recordings
 	// or types: the flusher takes it without the locks merged() takes.
 	settings map[string]resolved
+	// handedOff counts the full buffers the flusher took, and
+	// handedOffBytes their records' bytes: how full buffers go, for the
+	// load benchmarks (read once the flusher is done).
+	handedOff, handedOffBytes int64
 }
 
 var theSession session
@@ -67,6 +71,7 @@ func (ss *session) add(r *Recording) {
 			ss.anchor = clock.Epoch()
 		}
 		ss.s = batch.NewSession(bufferCount())
+		ss.handedOff, ss.handedOffBytes = 0, 0
 		ss.chunkStart = clock.Now()
 		ss.chunkClock = clock.Recalibrate()
 		ss.chunk = newChunkBuilder(ss)
@@ -266,7 +271,9 @@ func (ss *session) request(cut bool) {
 // stopped; at each it copies what the buffers still being filled hold.
 // chunkWriter encodes and delivers each flush, cutting the chunk once it
 // reaches maxChunkSize or maxChunkAge, and then recycles the buffers, so
-// the flusher goes on gathering meanwhile.
+// the flusher goes on gathering meanwhile; a periodic flush waits until
+// the writer is done, and short of free buffers meanwhile the flusher
+// copies the records of full ones and frees them.
 func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan struct{}, requests chan flushReq) {
 	defer close(done)
 	age, size := ss.chunkLimits()
@@ -293,8 +300,18 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	// Two gatherings alternate: one filling here, one being written. Each
 	// holds at most a third of the buffers, so the emitters have a third.
 	holdLimit := s.Buffers() / 3
+	// While the chunk writer is busy (spare is empty), the flusher does
+	// not wait for it: it goes on gathering, and once fewer than half the
+	// buffers are free it copies the records of the full ones and frees
+	// them at once, up to copyLimit bytes of copies. A flush holds its
+	// buffers until it is written, and a flush can take 40-270 ms behind
+	// the run queues of 10,000 goroutines (README, "Many goroutines"):
+	// the flusher, waiting for it, held the next third, and the emitters
+	// ran out of buffers.
+	copyLimit := s.Buffers() * batch.BufferSize
 	spare := make(chan *gathered, 1)
 	spare <- newGathered()
+	writerBusy := func() bool { return len(spare) == 0 }
 	jobs := make(chan chunkJob, 1)
 	written := make(chan struct{})
 	go ss.chunkWriter(cb, jobs, spare, written)
@@ -308,7 +325,14 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		for {
 			select {
 			case b := <-s.Full:
-				cur.hold(b)
+				ss.handedOff++
+				ss.handedOffBytes += int64(b.Len())
+				if s.Behind() && writerBusy() && len(cur.copied) < copyLimit {
+					cur.copyLive(b)
+					s.Recycle(b)
+				} else {
+					cur.hold(b)
+				}
 				st.point()
 				continue
 			default:
@@ -381,12 +405,17 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		switch what {
 		case wake:
 			drain()
-			if cur.size >= size || len(cur.held) >= holdLimit || due() {
+			// A busy writer wakes the flusher when it is done.
+			if (cur.size >= size || len(cur.held) >= holdLimit || due()) && !writerBusy() {
 				late := time.Unix(0, flushedAt.Load()+interval.Load())
 				flush(flushReq{})
 				phaseSince(phaseDueLate, late)
 			}
 		case tick:
+			if writerBusy() {
+				// Its wake-up when done finds the flush due.
+				continue
+			}
 			late := time.Unix(0, flushedAt.Load()+interval.Load())
 			flush(flushReq{})
 			phaseSince(phaseTickLate, time.Unix(0, tickedAt.Load()))
@@ -555,6 +584,9 @@ func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare cha
 			close(j.req.ack)
 		}
 		send(st, spare, j.in.recs)
+		// A flush the flusher left for when this one is written may be
+		// waiting (flusher).
+		j.in.dropped.WakeFlusher()
 		st.point()
 	}
 }

@@ -21,8 +21,15 @@ const (
 	// threadSetSize (a power of two) bounds the distinct goroutines one
 	// buffer's events refer to: with thousands of goroutines emitting,
 	// a smaller set sent buffers off nearly empty (256: 2% full), and
-	// the flusher could not recycle them fast enough.
-	threadSetSize = 4096
+	// the flusher could not recycle them fast enough. Each event of
+	// another goroutine takes a thread; at 6,144 of them, events of 17
+	// bytes (BenchmarkManyGoroutines') fill four fifths of the records
+	// before the set does. With 4,096 (3,072 threads) such a buffer went
+	// off 40% full, so the buffers held 2.5 times fewer events than they
+	// have room for, and at 2 M events/s the pool lasted about 120 ms
+	// of a flush that the run queues of 10,000 goroutines delay (see
+	// README, "Many goroutines").
+	threadSetSize = 8192
 	threadLimit   = threadSetSize * 3 / 4
 	stackWords    = 4 << 10
 	// funcSetSize (a power of two) bounds the distinct functions (Func
@@ -151,6 +158,10 @@ func clearSet(table, list []uint64) {
 // Fits tells whether n more bytes fit.
 func (b *Buffer) Fits(n int) bool { return b.n+n <= BufferSize }
 
+// Len returns how many bytes of records the buffer holds. Only its
+// writer, or the flusher once it owns the buffer, calls it.
+func (b *Buffer) Len() int { return b.n }
+
 // Tail returns the free part of the buffer, to encode an event into.
 func (b *Buffer) Tail() []byte { return b.data[b.n:] }
 
@@ -170,13 +181,23 @@ func (b *Buffer) Commit(n int) {
 func (b *Buffer) recount() { b.counts = pack(0, b.nthreads, b.nstack, b.nstrs, b.nfuncs) }
 
 // pack packs the counts of Commit into one word: bytes (18 bits), threads
-// (12), stack words (14), strings and functions (8 each).
+// (13), stack words (14), strings and functions (8 each).
 func pack(n, threads, stack, strs, funcs int) uint64 {
-	return uint64(n) | uint64(threads)<<18 | uint64(stack)<<30 | uint64(strs)<<44 | uint64(funcs)<<52
+	return uint64(n) | uint64(threads)<<18 | uint64(stack)<<31 | uint64(strs)<<45 | uint64(funcs)<<53
 }
 
+// The counts fit their fields in pack (a negative constant does not
+// convert to uint: a build error).
+const (
+	_ = uint(1<<18 - 1 - BufferSize)
+	_ = uint(1<<13 - 1 - threadLimit)
+	_ = uint(1<<14 - 1 - stackWords)
+	_ = uint(1<<8 - 1 - setLimit)
+	_ = uint(1<<8 - 1 - funcLimit)
+)
+
 func unpack(c uint64) (n, threads, stack, strs, funcs int) {
-	return int(c & (1<<18 - 1)), int(c >> 18 & (1<<12 - 1)), int(c >> 30 & (1<<14 - 1)), int(c >> 44 & 0xff), int(c >> 52 & 0xff)
+	return int(c & (1<<18 - 1)), int(c >> 18 & (1<<13 - 1)), int(c >> 31 & (1<<14 - 1)), int(c >> 45 & 0xff), int(c >> 53 & 0xff)
 }
 
 // SameThread tells whether g is the goroutine the buffer's last event

@@ -28,6 +28,25 @@ func TestManyThreads(t *testing.T) {
 	}
 }
 
+// TestDistinctGoroutinesFillBuffer: a buffer whose events each come from
+// another goroutine (thousands of goroutines that emit now and then, as in
+// BenchmarkManyGoroutines) takes records of that benchmark's size (17
+// bytes) into at least three quarters of its bytes before its thread set
+// is full. With room for 3,072 goroutines such a buffer was handed off 40%
+// full: the pool held 2.5 times fewer events than it has room for, and
+// ran out while a flush was delayed.
+func TestDistinctGoroutinesFillBuffer(t *testing.T) {
+	const recSize = 17
+	b := NewBuffer()
+	for g := uint64(1); b.Fits(recSize) && b.AddThread(g); g++ {
+		b.Commit(recSize)
+	}
+	if b.Len() < BufferSize*3/4 {
+		t.Fatalf("the thread set filled at %d goroutines, %d of %d bytes (%.0f%%): want 75%% or more",
+			b.nthreads, b.Len(), BufferSize, 100*float64(b.Len())/BufferSize)
+	}
+}
+
 // TestStackIDs checks that stacks get small ids, the same for the same
 // stack and distinct for distinct ones.
 func TestStackIDs(t *testing.T) {
