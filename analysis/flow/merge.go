@@ -275,6 +275,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 				fatal = append(fatal, err)
 			}
 			in.src.Close()
+			// Pass 2 replays the log: the reader, its chunk buffer and
+			// its held spans' memory go now, not after the merge.
+			logs[in.i].source = nil
 		}
 	}
 	for _, in := range ins {
