@@ -117,9 +117,9 @@ ends) and the merging pass reads them back. A recording's reader holds
 the spans of up to two chunks (a span's events can be written a chunk
 after its end): past 1 MiB per recording they wait in a temporary file
 in $TMPDIR too. Not spilled: the chunk being decoded (12 MiB per
-recording by default) and the message IDs (12 bytes a message);
-a merge that needs more than the budget goes on, with up to half its
-CPU time spent collecting garbage.`,
+recording by default) and the message ID table (12 bytes a message
+with dense counters); a merge that needs more than the budget goes on,
+with up to half its CPU time spent collecting garbage.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "write the report as JSON")
 		fs.Bool("messages", false, "stats: the messages report")
