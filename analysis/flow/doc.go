@@ -56,11 +56,13 @@
 // bytes of pages in memory and spill the rest to temporary files
 // (spill.go): keys are given in reading order and both passes read
 // time-aligned, so the pages in use are a window. Open traces are the ones in
-// flight around the current time. A recording's reader also holds the
-// spans of up to two chunks, each encoded in one buffer of about 120
-// bytes (jfrsource.go), and finds them by number in a window ring
-// (openspans.go); pass 2 replays the span logs, so it holds no reader's
-// spans and decodes no recording again.
+// flight around the current time. A recording's reader also holds each
+// span from its record until the chunk after the record's has been read
+// (a late event may come for it): two chunks of spans, which wait
+// encoded in a queue whose blocks past 1 MiB go to a temporary file
+// (heldqueue.go); the spans still open are found by number in a window
+// ring (openspans.go). Pass 2 replays the span logs, so it holds no
+// reader's spans and decodes no recording again.
 //
 // Each input is decoded on a goroutine of its own, batches of spans ahead
 // of the merge (readahead.go), so decoding uses every core. A recording's

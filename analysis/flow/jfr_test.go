@@ -105,7 +105,7 @@ func spanLogToJFR(t testing.TB, name string, log []byte) []byte {
 // spanLogToJFRChunks is spanLogToJFR starting a new chunk every
 // spansPerChunk spans (0: one chunk).
 func spanLogToJFRChunks(t testing.TB, name string, log []byte, spansPerChunk int) []byte {
-	src, err := openSource(BytesInput(name+".txt", log))
+	src, err := openSource(BytesInput(name+".txt", log), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func TestFastDecodeMatchesGeneric(t *testing.T) {
 	for name, data := range map[string][]byte{"whole": rec, "damaged": damaged} {
 		t.Run(name, func(t *testing.T) {
 			read := func(generic bool) (*jfrSource, []rawSpan, error) {
-				s := newJFRSource(name, bytes.NewReader(data), io.NopCloser(nil))
+				s := newJFRSource(name, bytes.NewReader(data), io.NopCloser(nil), t.TempDir())
 				s.generic = generic
 				spans, err := readSpans(t, s)
 				return s, spans, err

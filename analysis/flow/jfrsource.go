@@ -19,37 +19,51 @@ import (
 // ended too: the recorder writes its per-P buffers one after the other, so
 // an event committed before the span record on another P may follow the
 // record in the file, in the same chunk or (when the flusher took that P's
-// buffer first) in the next one. Only the spans still open or closed in the
-// last two chunks are held.
+// buffer first) in the next one. A span closed by its record waits in
+// held (heldqueue.go), encoded, most of it in a temporary file, until the
+// chunk after its record's has been read; an event that comes for it
+// meanwhile goes to a late span under its number (open), joined to it when
+// it leaves. Only the spans still open are held in memory as jfrSpans.
 type jfrSource struct {
 	name     string
 	r        *jfr.Reader
 	c        io.Closer
 	nodeName string
-	open     openSpans
+	open     openSpans // spans without a record, and late spans
 	free     []*jfrSpan
-	slab     []jfrSpan   // spans allocated in blocks, taken one by one
-	clocks   []jfr.Clock // by chunk index
-	scratch  []byte
-	evs      []jfrEvent // the events of the span being delivered
-	outs     []bufRange
-	ids      []bufRange    // closeSpan's outgoing IDs in scratch
-	recent   [8]threadName // the threads seen last, the first nrecent valid
-	nrecent  int
-	classes  map[*jfr.Class]*jfrClass
-	lastCl   *jfr.Class // the class looked up last, and its jfrClass
-	lastJC   *jfrClass
-	fv       jfrFields // the fields of s.ev
-	generic  bool      // decode every record with the generic decoder (tests)
-	thr      map[string]uint32
-	thrNames []string
-	bad      int
-	ordinal  uint32
-	seq      uint32
-	ev       jfr.Event
-	held     bool       // s.ev is read but not processed yet
-	closed   []*jfrSpan // spans whose record was read, in record order
-	cur      *jfrSpan   // the span delivered last, recycled on the next call
+	slab     []jfrSpan // spans allocated in blocks, taken one by one
+	held     heldQueue // closed spans in record order: flags, varint number, buf
+	heldNums heldNums  // their numbers
+	// heldChunks are the chunk indexes of their records, in runs.
+	heldChunks []chunkRun
+	pushed     int // spans closed so far
+	popped     int // closed spans delivered so far
+	// The closed spans before the truncatedUpTo'th may have lost events
+	// to damage.
+	truncatedUpTo int
+	out           jfrSpan     // the closed span delivered last
+	entry         []byte      // its entry in held; out.buf is in it
+	head          []byte      // the flags and number of a span going to held
+	clocks        []jfr.Clock // by chunk index
+	scratch       []byte
+	evs           []jfrEvent // the events of the span being delivered
+	outs          []bufRange
+	ids           []bufRange    // closeSpan's outgoing IDs in scratch
+	recent        [8]threadName // the threads seen last, the first nrecent valid
+	nrecent       int
+	classes       map[*jfr.Class]*jfrClass
+	lastCl        *jfr.Class // the class looked up last, and its jfrClass
+	lastJC        *jfrClass
+	fv            jfrFields // the fields of s.ev
+	generic       bool      // decode every record with the generic decoder (tests)
+	thr           map[string]uint32
+	thrNames      []string
+	bad           int
+	ordinal       uint32
+	seq           uint32
+	ev            jfr.Event
+	pending       bool     // s.ev is read but not processed yet
+	cur           *jfrSpan // the leftover span delivered last, recycled on the next call
 
 	damage []error // damaged chunks the reader skipped
 	// Once the reader is done (ended), the spans still held are delivered,
@@ -57,6 +71,7 @@ type jfrSource struct {
 	ended    bool
 	endErr   error
 	leftover []*jfrSpan // spans never closed, in span order, delivered last
+	leftOut  bool       // leftover is filled
 	// Spans numbered up to damagedUpTo existed when a chunk was damaged
 	// and may have lost events in it.
 	damagedUpTo int64
@@ -65,21 +80,35 @@ type jfrSource struct {
 	nodeErr     error // the recording holds more than one node
 }
 
-// jfrSpan is a span being read. A reader holds the spans of up to two
-// chunks (some 350 thousand of the generated ones per input), so a span
-// keeps its events and its record encoded in buf (next,
+// chunkRun is a number of consecutive closed spans whose records are in
+// one chunk.
+type chunkRun struct {
+	chunk int
+	n     int
+}
+
+// jfrSpan is a span being read: open (no record yet), a late span (events
+// read for a closed span that still waits), or the closed span being
+// delivered. It keeps its events and its record encoded in buf (next,
 // closeSpan), 120 bytes with room inline for a record and three events
 // with compact IDs; a larger span's buf grows out of the inline array.
 type jfrSpan struct {
 	num        int64
 	buf        []byte
-	chunk      int32 // index of the record's chunk, -1 before it
-	truncated  bool  // events of the span may be lost to damage
-	unfinished bool  // no span record: the span was open when recording stopped
+	truncated  bool // events of the span may be lost to damage
+	unfinished bool // no span record: the span was open when recording stopped
 	nonCausal  bool
 	outField   bool // the record has an outgoing array field
+	late       bool // events for the closed span of this number, which waits in held
 	inline     [80]byte
 }
+
+// Flags of a closed span in the held queue.
+const (
+	heldTruncated = 1 << iota
+	heldNonCausal
+	heldOutField
+)
 
 // Entries of jfrSpan.buf. An event: its kind + 1, then uvarint thread,
 // uvarint chunk index, varint ticks since the chunk's start, the message ID and the text (each
@@ -112,9 +141,11 @@ type jfrClass struct {
 	ops                                []fieldOp // nil: the generic decoder decodes the class
 }
 
-func newJFRSource(name string, r io.Reader, c io.Closer) *jfrSource {
+// newJFRSource returns the reader of a recording; the spans it holds
+// wait in a temporary file in dir ("" for os.TempDir()).
+func newJFRSource(name string, r io.Reader, c io.Closer, dir string) *jfrSource {
 	return &jfrSource{
-		name: name, r: jfr.NewReader(r, nil), c: c,
+		name: name, r: jfr.NewReader(r, nil), c: c, held: newHeldQueue(dir),
 		classes: make(map[*jfr.Class]*jfrClass),
 		thr:     make(map[string]uint32), nodeNumber: -1,
 	}
@@ -187,7 +218,11 @@ func (s *jfrSource) number() int64     { return s.nodeNumber }
 func (s *jfrSource) fatal() error      { return s.nodeErr }
 func (s *jfrSource) corrected() bool   { return false }
 func (s *jfrSource) warnings() int     { return s.bad }
-func (s *jfrSource) Close() error      { return s.c.Close() }
+
+func (s *jfrSource) Close() error {
+	s.held.close()
+	return s.c.Close()
+}
 
 // appendID appends the text of a message ID held in a long and a String
 // field: the String wins when it is not null.
@@ -222,8 +257,11 @@ func (s *jfrSource) next(sp *rawSpan) error {
 	}
 	for {
 		if s.ended {
-			if len(s.closed) > 0 {
+			if s.held.n > 0 {
 				return s.deliverClosed(sp)
+			}
+			if !s.leftOut {
+				s.takeLeftovers()
 			}
 			if len(s.leftover) > 0 {
 				js := s.leftover[0]
@@ -233,7 +271,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			}
 			return s.endErr
 		}
-		if !s.held {
+		if !s.pending {
 			err := s.r.ReadEventLazy(&s.ev)
 			if errors.Is(err, io.EOF) {
 				s.end(io.EOF)
@@ -244,9 +282,9 @@ func (s *jfrSource) next(sp *rawSpan) error {
 				continue
 			}
 		}
-		s.held = false
-		if len(s.closed) > 0 && s.ev.Chunk.Index >= int(s.closed[0].chunk)+2 {
-			s.held = true
+		s.pending = false
+		if len(s.heldChunks) > 0 && s.ev.Chunk.Index >= s.heldChunks[0].chunk+2 {
+			s.pending = true
 			return s.deliverClosed(sp)
 		}
 		jc := s.class(s.ev.Type)
@@ -268,34 +306,24 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		}
 		num := f.ints[jc.span]
 		js := s.open.get(num)
-		if js == nil {
-			if n := len(s.free); n > 0 {
-				js = s.free[n-1]
-				s.free = s.free[:n-1]
-				js.buf = js.buf[:0]
-			} else {
-				if len(s.slab) == 0 {
-					s.slab = make([]jfrSpan, 256)
-				}
-				js = &s.slab[0]
-				s.slab = s.slab[1:]
-				js.buf = js.inline[:0]
-			}
-			js.num, js.chunk = num, -1
-			js.truncated = num <= s.damagedUpTo
-			js.unfinished, js.nonCausal, js.outField = false, false, false
-			s.open.put(js)
-			s.maxNum = max(s.maxNum, num)
-		}
+		// Closed spans have numbers up to maxNum.
+		closed := js == nil && num <= s.maxNum && s.heldNums.has(num)
 		if jc.isSpan {
-			if js.chunk < 0 {
-				js.chunk = int32(s.ev.Chunk.Index)
-				s.closeSpan(js, f, jc)
-				s.closed = append(s.closed, js)
-			} else {
+			if closed || js != nil && js.late {
 				s.bad++ // a second record for the span
+				continue
 			}
+			if js == nil {
+				js = s.newSpan(num)
+			}
+			s.closeSpan(js, f, jc)
+			s.hold(js, s.ev.Chunk.Index)
 			continue
+		}
+		if js == nil {
+			js = s.newSpan(num)
+			js.late = closed
+			s.open.put(js)
 		}
 		ci := s.ev.Chunk.Index
 		if ci >= len(s.clocks) {
@@ -322,14 +350,59 @@ func (s *jfrSource) next(sp *rawSpan) error {
 	}
 }
 
+// newSpan returns an empty span numbered num, not yet in open.
+func (s *jfrSource) newSpan(num int64) *jfrSpan {
+	var js *jfrSpan
+	if n := len(s.free); n > 0 {
+		js = s.free[n-1]
+		s.free = s.free[:n-1]
+		js.buf = js.buf[:0]
+	} else {
+		if len(s.slab) == 0 {
+			s.slab = make([]jfrSpan, 64)
+		}
+		js = &s.slab[0]
+		s.slab = s.slab[1:]
+		js.buf = js.inline[:0]
+	}
+	js.num = num
+	js.truncated = num <= s.damagedUpTo
+	js.unfinished, js.nonCausal, js.outField, js.late = false, false, false, false
+	s.maxNum = max(s.maxNum, num)
+	return js
+}
+
+// hold moves a span closed by its record in chunk ci to the held queue.
+func (s *jfrSource) hold(js *jfrSpan, ci int) {
+	var flags byte
+	if js.truncated {
+		flags |= heldTruncated
+	}
+	if js.nonCausal {
+		flags |= heldNonCausal
+	}
+	if js.outField {
+		flags |= heldOutField
+	}
+	s.head = binary.AppendVarint(append(s.head[:0], flags), js.num)
+	s.held.push(s.head, js.buf)
+	s.heldNums.add(js.num)
+	if n := len(s.heldChunks); n > 0 && s.heldChunks[n-1].chunk == ci {
+		s.heldChunks[n-1].n++
+	} else {
+		s.heldChunks = append(s.heldChunks, chunkRun{ci, 1})
+	}
+	s.pushed++
+	s.open.remove(js)
+	s.free = append(s.free, js)
+}
+
 // readError handles an error of the reader: damage it can skip to the next
 // chunk after, or the end of the recording.
 func (s *jfrSource) readError(err error) {
 	err = fmt.Errorf("%s: %w", s.name, err)
 	// Every span held may have lost events in the damaged part.
-	for _, js := range s.closed {
-		js.truncated = true
-	}
+	s.truncatedUpTo = s.pushed
 	s.open.each(func(js *jfrSpan) { js.truncated = true })
 	s.damagedUpTo = s.maxNum
 	if s.r.SkipDamagedChunk() {
@@ -408,14 +481,17 @@ func nodeLabel(name string, num int64) string {
 	return fmt.Sprintf("%s, number %d", name, num)
 }
 
-// end stops reading: the spans still held are delivered before err. Spans
+// end stops reading: the spans still held are delivered before err.
+func (s *jfrSource) end(err error) { s.ended, s.endErr = true, err }
+
+// takeLeftovers takes, once the closed spans are delivered, the spans
 // that never got their record (their work was still open when the
-// recording stopped, or their record was lost) are kept, marked
+// recording stopped, or their record was lost); they are kept, marked
 // unfinished, in span order so that both passes see the same sequence.
-func (s *jfrSource) end(err error) {
-	s.ended, s.endErr = true, err
+func (s *jfrSource) takeLeftovers() {
+	s.leftOut = true
 	s.open.each(func(js *jfrSpan) {
-		if js.chunk < 0 {
+		if !js.late {
 			js.unfinished = true
 			s.leftover = append(s.leftover, js)
 		}
@@ -460,12 +536,36 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f *jfrFields, jc *jfrClass) {
 	js.buf = b
 }
 
-// deliverClosed delivers the oldest closed span.
+// deliverClosed delivers the oldest closed span, with the events that
+// came late for it. If the held queue's file fails, the input ends with
+// its error.
 func (s *jfrSource) deliverClosed(sp *rawSpan) error {
-	js := s.closed[0]
-	s.closed = s.closed[1:]
-	s.open.remove(js)
-	s.cur = js
+	e, err := s.held.pop(s.entry)
+	s.entry = e
+	if err != nil {
+		s.held.reset()
+		s.heldChunks = s.heldChunks[:0]
+		s.end(fmt.Errorf("%s: %w", s.name, err))
+		return s.next(sp)
+	}
+	js := &s.out
+	flags := e[0]
+	num, n := binary.Varint(e[1:])
+	js.num, js.buf = num, e[1+n:]
+	js.truncated = flags&heldTruncated != 0 || s.popped < s.truncatedUpTo
+	js.nonCausal = flags&heldNonCausal != 0
+	js.outField = flags&heldOutField != 0
+	js.unfinished = false
+	s.popped++
+	if s.heldChunks[0].n--; s.heldChunks[0].n == 0 {
+		s.heldChunks = s.heldChunks[:copy(s.heldChunks, s.heldChunks[1:])]
+	}
+	s.heldNums.remove(num)
+	if late := s.open.get(num); late != nil && late.late {
+		js.buf = append(js.buf, late.buf...)
+		s.open.remove(late)
+		s.free = append(s.free, late)
+	}
 	return s.deliver(js, sp)
 }
 

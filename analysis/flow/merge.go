@@ -237,7 +237,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for i, in := range inputs {
 		m.Numbers[i] = -1
 		m.Nodes[i] = nodeNameOf(in.Name)
-		src, err := openSource(countReads(in, &bytesRead))
+		src, err := openSource(countReads(in, &bytesRead), m.opts.TempDir)
 		if err != nil {
 			m.Errors = append(m.Errors, err)
 			failed[i] = 1
@@ -275,6 +275,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 				fatal = append(fatal, err)
 			}
 			in.src.Close()
+			// Pass 2 replays the log: the reader, its chunk buffer and
+			// its held spans' memory go now, not after the merge.
+			logs[in.i].source = nil
 		}
 	}
 	for _, in := range ins {

@@ -1,11 +1,12 @@
 package flow
 
-// openSpans finds a recording reader's held spans by number. Span numbers
-// count up and a span is held from its first event until the chunk after
-// its record has been read, so nearly all held spans have numbers in one
-// window: a ring indexed by number, growing to hold the window; a span
-// left behind by the window (one open far longer than the others) moves
-// to a map. A map of every held span cost more than decoding the events.
+// openSpans finds a recording reader's open spans by number: the spans
+// from their first event until their record, and the late events of
+// closed spans (jfrsource.go). Span numbers count up and spans are short,
+// so nearly all open spans have numbers in one window: a ring indexed by
+// number, growing to hold the window; a span left behind by the window
+// (one open far longer than the others) moves to a map. A map of every
+// open span cost more than decoding the events.
 type openSpans struct {
 	base int64      // the window is base .. base+len(ring)-1
 	ring []*jfrSpan // ring[num & (len-1)]
@@ -89,7 +90,7 @@ func (o *openSpans) grow() {
 	o.ring = ring
 }
 
-// remove forgets js if it is the span held under its number.
+// remove forgets js if it is the span under its number.
 func (o *openSpans) remove(js *jfrSpan) {
 	num := js.num
 	if num >= o.base && num < o.base+int64(len(o.ring)) {
@@ -104,7 +105,7 @@ func (o *openSpans) remove(js *jfrSpan) {
 	}
 }
 
-// each calls fn with every held span, in no particular order.
+// each calls fn with every span, in no particular order.
 func (o *openSpans) each(fn func(*jfrSpan)) {
 	for _, js := range o.ring {
 		if js != nil {

@@ -46,13 +46,13 @@ func TestSpanLogReplay(t *testing.T) {
 		exampleInputs(t, "ex5")[1],
 	} {
 		t.Run(in.Name, func(t *testing.T) {
-			src, err := openSource(in)
+			src, err := openSource(in, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
 			want, wantErr := readSpans(t, src)
 			src.Close()
-			src, err = openSource(in)
+			src, err = openSource(in, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestOpenSpans(t *testing.T) {
 // TestSpanLogDamaged: a span log cut short on disk ends its replay with an
 // error, not a panic nor a short input taken as whole.
 func TestSpanLogDamaged(t *testing.T) {
-	src, err := openSource(exampleInputs(t, "ex5")[1])
+	src, err := openSource(exampleInputs(t, "ex5")[1], t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

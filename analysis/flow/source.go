@@ -131,7 +131,9 @@ type source interface {
 var jfrMagic = []byte("FLR\x00")
 
 // openSource opens in and picks the reader by the content's first bytes.
-func openSource(in Input) (source, error) {
+// A recording's reader keeps the spans it holds in a temporary file in
+// dir ("" for os.TempDir()).
+func openSource(in Input, dir string) (source, error) {
 	rc, err := in.Open()
 	if err != nil {
 		return nil, err
@@ -151,7 +153,7 @@ func openSource(in Input) (source, error) {
 	}
 	head, _ := br.Peek(4)
 	if bytes.Equal(head, jfrMagic) {
-		return newJFRSource(in.Name, br, rc), nil
+		return newJFRSource(in.Name, br, rc, dir), nil
 	}
 	return newTextSource(in.Name, br, rc)
 }

@@ -113,11 +113,13 @@ the collector keeps its default pace (or GOMEMLIMIT) and the arrays
 keep 64 MiB in memory. Each input is decoded once:
 the first pass writes the spans it reads to a temporary file per input
 in $TMPDIR (some 80% of the recording's size; removed when the merge
-ends) and the merging pass reads them back. Not spilled: per recording
+ends) and the merging pass reads them back. A recording's reader holds
 the spans of up to two chunks (a span's events can be written a chunk
-after its end), about 40 MiB per recording of 12 MiB chunks; a merge
-that needs more than the budget goes on, with up to half its CPU time
-spent collecting garbage.`,
+after its end): past 1 MiB per recording they wait in a temporary file
+in $TMPDIR too. Not spilled: the chunk being decoded (12 MiB per
+recording by default) and the message ID table (12 bytes a message
+with dense counters); a merge that needs more than the budget goes on,
+with up to half its CPU time spent collecting garbage.`,
 	SetFlags: func(fs *flag.FlagSet) {
 		fs.Bool("json", false, "write the report as JSON")
 		fs.Bool("messages", false, "stats: the messages report")
@@ -217,7 +219,7 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	}
 	// An eighth of the budget for the per-message arrays (the window of
 	// messages in flight is a few pages of them) leaves the rest to the
-	// spans held while recordings are decoded (some 60 MiB a recording),
+	// chunks being decoded (12 MiB a recording), the message identities,
 	// the open traces and the statistics, and room for the collector.
 	opts := &flow.Options{MemBudget: budget / 8}
 	if budget < 0 {
