@@ -104,8 +104,10 @@ after the results. Inputs without flow events, two inputs with one node
 number and two nodes in one recording are refused.
 
 --mem SIZE (256MiB, 1GiB, 100m or bytes; 0 for none) is the memory
-budget. Go's garbage collector keeps the heap under it, collecting more
-often as the heap nears it, and an eighth of it is for the per-message
+budget, for the process's resident memory. Go's garbage collector keeps
+its memory under the budget less a sixteenth (at most 32 MiB, for the
+program's own pages), collecting more often as the heap nears it, and an
+eighth of the budget is for the per-message
 arrays (about 26 bytes a message in the first pass, 20 in the merging
 one): their pages beyond that spill to temporary files in $TMPDIR,
 removed at once and read back as the merge reaches them. Without --mem
@@ -135,7 +137,7 @@ with up to half its CPU time spent collecting garbage.`,
 		fs.String("until", "", "traces: only traces starting before this RFC 3339 time")
 		fs.String("otlp", "", "export: the OTLP endpoint, http(s)://host:port[/path] or grpc://host:port")
 		fs.Bool("progress", false, "show a progress bar on standard error even when it is not a terminal")
-		fs.String("mem", "", "memory budget: the heap size the garbage collector keeps the merge under, a quarter of it for the per-message arrays, which spill to $TMPDIR past it (256MiB, 1GiB, 100m; 0 for none; default: the collector's own pace, 64MiB of arrays)")
+		fs.String("mem", "", "memory budget: the resident memory the merge keeps under (the garbage collector's limit, less a sixteenth for the program), an eighth of it for the per-message arrays, which spill to $TMPDIR past it (256MiB, 1GiB, 100m; 0 for none; default: the collector's own pace, 64MiB of arrays)")
 	},
 	Run: runFlow,
 }
@@ -389,9 +391,16 @@ func setMemoryBudget(fs *flag.FlagSet) (int64, error) {
 		debug.SetMemoryLimit(math.MaxInt64)
 		return 0, nil
 	}
-	debug.SetMemoryLimit(n)
+	debug.SetMemoryLimit(heapLimit(n))
 	return n, nil
 }
+
+// heapLimit is the collector's limit for a budget of n bytes of resident
+// memory. The limit counts what the Go runtime maps, not the program's
+// text and data pages, which the kernel counts in the resident set too
+// (about 20 MiB for this command): a sixteenth of the budget, at most 32
+// MiB, is left for them, so that --mem 512MiB stays under 512 MiB of RSS.
+func heapLimit(n int64) int64 { return n - min(n/16, 32<<20) }
 
 // parseMemSize reads a size in bytes with an IEC suffix (KiB, MiB, GiB,
 // TiB) or as the JVM's options write it (500k, 100m, 1g, bytes).
