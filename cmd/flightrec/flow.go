@@ -107,9 +107,9 @@ number and two nodes in one recording are refused.
 budget, for the process's resident memory. Go's garbage collector keeps
 its memory under the budget less a sixteenth (at most 32 MiB, for the
 program's own pages), collecting more often as the heap nears it, and an
-eighth of the budget is for the per-message
-arrays (about 26 bytes a message in the first pass, 20 in the merging
-one): their pages beyond that spill to temporary files in $TMPDIR,
+eighth of the budget is for the per-message arrays (about 26 bytes a
+message in the first pass, 20 in the merging one): their pages beyond
+that spill to temporary files in $TMPDIR,
 removed at once and read back as the merge reaches them. Without --mem
 the collector keeps its default pace (or GOMEMLIMIT) and the arrays
 keep 64 MiB in memory. Each input is decoded once:
