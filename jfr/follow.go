@@ -128,7 +128,13 @@ func (fw *follower) run() error {
 		}
 		// A chunk follows, unless the bytes after this one are reserved: a
 		// writer extending the file to write more of this chunk there.
-		next := h.Finished() && fileSize > end && !fw.reserved(end)
+		// Bytes there that start no chunk may be this chunk's growth
+		// whose header is not yet rewritten (a writer covers the new
+		// space, then counts it): they are taken for a next chunk, and
+		// reported bad, only once the header has stood still for
+		// FinalGrace.
+		next := h.Finished() && fileSize > end && !fw.reserved(end) &&
+			(fw.startsChunk(end) || time.Since(quietSince) >= fw.opts.finalGrace())
 		final := h.Finished() && !next && h.Flags&FlagFinalChunk != 0 && time.Since(quietSince) >= fw.opts.finalGrace()
 		if hb != last || next || final {
 			if hb != last {
@@ -229,6 +235,13 @@ func (fw *follower) reserved(off int64) bool {
 	var b [128]byte
 	n, _ := fw.f.ReadAt(b[:], off)
 	return n >= 4 && [4]byte(b[:4]) == [4]byte{} || IsReservation(b[:n])
+}
+
+// startsChunk tells whether the bytes at off begin with a chunk's magic.
+func (fw *follower) startsChunk(off int64) bool {
+	var b [4]byte
+	n, _ := fw.f.ReadAt(b[:], off)
+	return n == 4 && b == Magic
 }
 
 func (fw *follower) wait() error {
