@@ -69,7 +69,7 @@ func session(t *testing.T, names ...string) *batch.Session {
 		batch.Activate(nil)
 		runtime.GOMAXPROCS(prev)
 	})
-	s := batch.NewSession(4)
+	s := batch.NewSession(4, 4)
 	batch.Activate(s)
 	t.Cleanup(s.Release)
 	types, _ := batch.Types()

@@ -50,6 +50,7 @@ func loadRecording(b *testing.B, body func() int64) {
 	emitted := body()
 	b.StopTimer()
 	dropped := theSession.s.DroppedEvents.Load() - dropped0
+	buffers := theSession.s.Buffers()
 	if err := rec.Stop(); err != nil {
 		b.Fatal(err)
 	}
@@ -76,6 +77,8 @@ func loadRecording(b *testing.B, body func() int64) {
 	b.ReportMetric(100*float64(dropped)/float64(emitted), "drop-%")
 	b.ReportMetric(100*float64(pools)/float64(len(data)), "pool-%")
 	b.ReportMetric(float64(len(chunks)), "chunks")
+	// How far the pool grew (growPool), from bufferCount.
+	b.ReportMetric(float64(buffers), "buffers")
 	if n := theSession.handedOff; n > 0 {
 		b.ReportMetric(100*float64(theSession.handedOffBytes)/float64(n*batch.BufferSize), "handoff-fill-%")
 	}

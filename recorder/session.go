@@ -16,7 +16,8 @@ import (
 
 // Buffers of a session: minBuffers (10 MiB of events, JFR's default
 // memory size) on small machines, more with more Ps, each of which holds
-// one while it fills it, up to maxBuffers. Sized by GOMAXPROCS, not the
+// one while it fills it, up to maxBuffers; a flusher kept waiting grows
+// them up to bufferLimit (growPool). Sized by GOMAXPROCS, not the
 // CPU count: a container limited to 2 CPUs on a 64-core host runs 2 Ps.
 // One goroutine in a tight loop fills over 300 MB/s, and on 2 cores the
 // flusher may wait a scheduler time slice (10 ms) or more.
@@ -26,6 +27,37 @@ const (
 )
 
 func bufferCount() int { return min(maxBuffers, max(minBuffers, 2*runtime.GOMAXPROCS(0)+64)) }
+
+// bufferLimit is how many buffers a session may grow to when its flusher
+// is kept waiting (growPool): three times bufferCount, within maxBuffers
+// (240 buffers, 30 MiB of records, on small machines), as the JDK leases
+// transient buffers when its global ones run out.
+func bufferLimit() int { return max(bufferCount(), min(maxBuffers, 3*bufferCount())) }
+
+// growPool grows s's buffers by half its first count when fewer than a quarter were left
+// free at some moment since the flusher last looked: the flusher was kept
+// from running while the emitters filled them. Woken, it waits in a run
+// queue, and behind 10,000 goroutines woken by their timers every
+// millisecond, which each push it out of its P's runnext slot, that wait
+// was 100-280 ms (the emitters meanwhile filled 3-9 MB); with the third
+// of the buffers that a flush being written holds, the emitters ran out
+// and dropped events (README, "Many goroutines"). The next such wait
+// then finds buffers free. It allocates 1 MiB a step (st) and reports
+// whether the pool grew.
+func growPool(s *batch.Session, st *steps) bool {
+	if s.LowFree() >= s.Buffers()/4 {
+		return false
+	}
+	grew := false
+	for n := s.BaseBuffers() / 2; n > 0; n -= 8 {
+		if s.Grow(min(n, 8)) == 0 {
+			break
+		}
+		grew = true
+		st.point()
+	}
+	return grew
+}
 
 // session is the process-wide state shared by all running recordings.
 type session struct {
@@ -70,7 +102,7 @@ func (ss *session) add(r *Recording) {
 			ss.tps = clock.TicksPerSecond()
 			ss.anchor = clock.Epoch()
 		}
-		ss.s = batch.NewSession(bufferCount())
+		ss.s = batch.NewSession(bufferCount(), bufferLimit())
 		ss.handedOff, ss.handedOffBytes = 0, 0
 		ss.chunkStart = clock.Now()
 		ss.chunkClock = clock.Recalibrate()
@@ -299,7 +331,7 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	defer close(tickerDone)
 	// Two gatherings alternate: one filling here, one being written. Each
 	// holds at most a third of the buffers, so the emitters have a third.
-	holdLimit := s.Buffers() / 3
+	holdLimit := s.BaseBuffers() / 3
 	// While the chunk writer is busy (spare is empty), the flusher does
 	// not wait for it: it goes on gathering, and once fewer than half the
 	// buffers are free it copies the records of the full ones and frees
@@ -308,7 +340,7 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	// the run queues of 10,000 goroutines (README, "Many goroutines"):
 	// the flusher, waiting for it, held the next third, and the emitters
 	// ran out of buffers.
-	copyLimit := s.Buffers() * batch.BufferSize
+	copyLimit := s.BaseBuffers() * batch.BufferSize
 	spare := make(chan *gathered, 1)
 	spare <- newGathered()
 	writerBusy := func() bool { return len(spare) == 0 }
@@ -320,6 +352,10 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	st := newSteps()
 	st.begin()
 	defer st.end()
+	// grow grows the pool (growPool) pinned, in steps: unpinned to
+	// allocate, the flusher lost its P for 180 ms, and the emitters their
+	// buffers.
+	grow := func() { growPool(s, st) }
 	drain := func() {
 		defer phaseSince(phaseDrain, phaseStart())
 		for {
@@ -403,6 +439,15 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 			st.begin()
 		}
 		switch what {
+		case wake, tick:
+			if wokenHook != nil {
+				st.end()
+				wokenHook()
+				st.begin()
+			}
+			grow()
+		}
+		switch what {
 		case wake:
 			drain()
 			// A busy writer wakes the flusher when it is done.
@@ -429,6 +474,12 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 		}
 	}
 }
+
+// wokenHook, set by tests before a recording starts, runs unpinned each
+// time the flusher is woken or ticked, before it looks at the buffers: a
+// test that blocks in it stands for the scheduler keeping the flusher
+// waiting.
+var wokenHook func()
 
 // tickedAt is when forwardTicks last sent a tick (for phaseTickLate).
 var tickedAt atomic.Int64

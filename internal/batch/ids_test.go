@@ -50,7 +50,7 @@ func TestDistinctGoroutinesFillBuffer(t *testing.T) {
 // TestStackIDs checks that stacks get small ids, the same for the same
 // stack and distinct for distinct ones.
 func TestStackIDs(t *testing.T) {
-	s := NewSession(1)
+	s := NewSession(1, 1)
 	ids := map[uint64]bool{}
 	for i := range 1000 {
 		pcs := []uintptr{uintptr(i + 1), 0x1000, uintptr(i * 7)}
