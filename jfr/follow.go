@@ -133,8 +133,15 @@ func (fw *follower) run() error {
 		// space, then counts it): they are taken for a next chunk, and
 		// reported bad, only once the header has stood still for
 		// FinalGrace.
-		next := h.Finished() && fileSize > end && !fw.reserved(end) &&
-			(fw.startsChunk(end) || time.Since(quietSince) >= fw.opts.finalGrace())
+		next := false
+		if h.Finished() && fileSize > end {
+			switch fw.after(end) {
+			case afterChunk:
+				next = true
+			case afterOther:
+				next = time.Since(quietSince) >= fw.opts.finalGrace()
+			}
+		}
 		final := h.Finished() && !next && h.Flags&FlagFinalChunk != 0 && time.Since(quietSince) >= fw.opts.finalGrace()
 		if hb != last || next || final {
 			if hb != last {
@@ -227,21 +234,29 @@ func (o *FollowOptions) readerOptions() *ReaderOptions {
 	return o.Reader
 }
 
-// reserved tells whether the bytes at off, where a chunk would start, are
-// a hole (zeros where its magic would be) or a reservation page
-// (IsReservation): a writer extending the file to write more of the chunk
-// before there.
-func (fw *follower) reserved(off int64) bool {
+// What the bytes after a finished chunk are (follower.after).
+type afterKind int
+
+const (
+	afterReserved afterKind = iota // a hole or a reservation page
+	afterChunk                     // a chunk's magic
+	afterOther                     // neither (yet)
+)
+
+// after tells, in one read, what the bytes at off, where a chunk would
+// start, are: a hole (zeros where its magic would be) or a reservation
+// page (IsReservation), that is a writer extending the file to write more
+// of the chunk before there; the magic of the next chunk; or neither.
+func (fw *follower) after(off int64) afterKind {
 	var b [128]byte
 	n, _ := fw.f.ReadAt(b[:], off)
-	return n >= 4 && [4]byte(b[:4]) == [4]byte{} || IsReservation(b[:n])
-}
-
-// startsChunk tells whether the bytes at off begin with a chunk's magic.
-func (fw *follower) startsChunk(off int64) bool {
-	var b [4]byte
-	n, _ := fw.f.ReadAt(b[:], off)
-	return n == 4 && b == Magic
+	switch {
+	case n >= 4 && [4]byte(b[:4]) == [4]byte{} || IsReservation(b[:n]):
+		return afterReserved
+	case n >= 4 && [4]byte(b[:4]) == Magic:
+		return afterChunk
+	}
+	return afterOther
 }
 
 func (fw *follower) wait() error {

@@ -135,6 +135,11 @@ func runDemoWorkload(ctx context.Context, d time.Duration) {
 		defer wg.Done()
 		demoIO(ctx)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		refreshDemoCache(ctx, &mu)
+	}()
 	for w := range 4 {
 		wg.Add(1)
 		go func() {
@@ -148,6 +153,28 @@ func runDemoWorkload(ctx context.Context, d time.Duration) {
 		}()
 	}
 	wg.Wait()
+}
+
+// refreshDemoCache reloads the workers' cache every 300 ms, holding its
+// lock for the 25 ms of the (simulated) reload, as a service that reads
+// its configuration under a lock does: the workers wait on the mutex
+// longer than the presets' thresholds (jdk.JavaMonitorEnter with the
+// tracer, JMC's Java Blocking rule), on an idle machine as on a busy one.
+func refreshDemoCache(ctx context.Context, mu *sync.Mutex) {
+	event.SetGoroutineName("cache-refresh")
+	defer event.SetGoroutineName("")
+	t := time.NewTicker(300 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		mu.Lock()
+		time.Sleep(25 * time.Millisecond)
+		mu.Unlock()
+	}
 }
 
 func serveDemoRequest(rng *rand.Rand, worker int, path string, mu *sync.Mutex, cache map[string][]byte) {
@@ -197,13 +224,21 @@ func demoIO(ctx context.Context) {
 		return
 	}
 	body := []byte(strings.Repeat("flightrec demo ", 1000))
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) })}
+	// /api/report answers after 30 ms, as a slow backend does: the
+	// client's read of it waits past the socket thresholds (10 ms in
+	// profile, 20 in default).
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/report" {
+			time.Sleep(30 * time.Millisecond)
+		}
+		w.Write(body)
+	})}
 	go srv.Serve(jdkio.WrapListener(l))
 	defer srv.Close()
 	tr := jdkio.Transport(nil)
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
-	url := "http://localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "/api/orders"
+	base := "http://localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 
 	dir, err := os.MkdirTemp("", "flightrec-demo-")
 	if err != nil {
@@ -218,14 +253,18 @@ func demoIO(ctx context.Context) {
 	buf := make([]byte, 64<<10)
 	var off int64
 	for n := 0; ctx.Err() == nil; n++ {
-		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+		path := "/api/orders"
+		if n%20 == 19 {
+			path = "/api/report"
+		}
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		resp, err := client.Do(req)
 		if err != nil {
 			return
 		}
 		got, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		fmt.Fprintf(log, "%s GET /api/orders 200 %d\n", time.Now().Format(time.RFC3339Nano), got)
+		fmt.Fprintf(log, "%s GET %s 200 %d\n", time.Now().Format(time.RFC3339Nano), path, got)
 		if n%50 == 49 {
 			log.Sync()
 			// A log shipper reads what was written since.
