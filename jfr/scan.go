@@ -54,12 +54,20 @@ func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan,
 	}
 }
 
-// chunkError returns the error a Reader gives for the chunk span locates.
+// chunkError returns the error a Reader gives for the chunk span locates,
+// the last of the data: read in memory, which holds no more than the data
+// there, whatever size its header claims.
 func chunkError(ra io.ReaderAt, size int64, span ChunkSpan, opts *ReaderOptions) error {
-	r := NewReader(io.NewSectionReader(ra, span.Offset, size-span.Offset), opts)
-	r.next, r.index = span.Offset, span.Index
-	if _, err := r.NextChunk(); err != nil && !errors.Is(err, io.EOF) {
-		return err
+	rest := make([]byte, size-span.Offset)
+	if n, err := ra.ReadAt(rest, span.Offset); n < len(rest) {
+		return &FormatError{Chunk: span.Index, Offset: span.Offset + int64(n), Err: err}
+	}
+	r := NewBytesReader(rest, opts)
+	r.index = span.Index
+	_, err := r.NextChunk()
+	if fe := (*FormatError)(nil); errors.As(err, &fe) {
+		fe.Offset += span.Offset // in rest
+		return fe
 	}
 	return &FormatError{Chunk: span.Index, Offset: span.Offset, Err: errors.New("bad chunk header")}
 }
@@ -78,8 +86,8 @@ func ChunkMetadataAt(ra io.ReaderAt, span ChunkSpan, prev *Metadata, cache *Meta
 	var head [5 * leb128.MaxLen]byte
 	n, _ := ra.ReadAt(head[:min(int64(len(head)), end-off)], off)
 	size, k := leb128.Uvarint(head[:n])
-	if k == 0 || size == 0 || size > uint64(end-off) {
-		return nil, fail(off, fmt.Errorf("metadata record size %d does not fit in the chunk", size))
+	if err := checkRecordSize(size, k > 0, end-off); err != nil {
+		return nil, fail(off, err)
 	}
 	if prev != nil {
 		h := &decoder{b: head[:min(uint64(n), size)], pos: k}
@@ -94,10 +102,14 @@ func ChunkMetadataAt(ra io.ReaderAt, span ChunkSpan, prev *Metadata, cache *Meta
 	if m, err := ra.ReadAt(rec, off); int64(m) < int64(size) {
 		return nil, fail(off+int64(m), fmt.Errorf("%w: %v", ErrTruncated, err))
 	}
-	d := &decoder{b: rec, pos: k}
-	if typ := d.uvarint(); d.err != nil || typ != 0 {
+	_, typ, hdr, err := recordHeader(rec, 0)
+	if err != nil {
+		return nil, fail(off, err)
+	}
+	if typ != 0 {
 		return nil, fail(off, fmt.Errorf("expected the metadata record (type 0), found type %d", typ))
 	}
+	d := &decoder{b: rec, pos: hdr}
 	md, err := metadataRecord(d, cache, prev)
 	if err != nil {
 		return nil, fail(off+int64(d.pos), fmt.Errorf("metadata: %w", err))
