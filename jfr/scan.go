@@ -21,7 +21,8 @@ type ChunkSpan struct {
 // parallel) with ChunkMetadataAt and RecordScanner. It
 // returns the complete chunks and, if the data ends inside a chunk or a
 // header is bad, a *FormatError for the first bad one, as a Reader would.
-// A chunk still being written ends the scan, as it does for a Reader.
+// After a chunk still being written, bytes that start no chunk end the
+// scan, as they do for a Reader.
 func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan, error) {
 	var o ReaderOptions
 	if opts != nil {
@@ -29,6 +30,7 @@ func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan,
 	}
 	var spans []ChunkSpan
 	var hdr [HeaderSize]byte
+	afterOpen := false // the chunk before was still being written
 	for off := int64(0); ; {
 		idx := len(spans)
 		if off >= size {
@@ -43,14 +45,15 @@ func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan,
 		if n == HeaderSize {
 			h, err = parseHeader(hdr[:])
 		}
+		if afterOpen && (n < HeaderSize || err != nil) {
+			return spans, nil // the records of the open chunk after its last flush
+		}
 		if n < HeaderSize || err != nil || h.Size > size-off || h.Size > o.maxChunkSize() {
 			return spans, chunkError(ra, size, ChunkSpan{Index: idx, Offset: off, Size: size - off}, opts)
 		}
 		spans = append(spans, ChunkSpan{Index: idx, Offset: off, Size: h.Size, Header: h})
 		off += h.Size
-		if !h.Finished() {
-			return spans, nil
-		}
+		afterOpen = !h.Finished()
 	}
 }
 
