@@ -75,6 +75,16 @@ func chunkError(ra io.ReaderAt, size int64, span ChunkSpan, opts *ReaderOptions)
 	return &FormatError{Chunk: span.Index, Offset: span.Offset, Err: errors.New("bad chunk header")}
 }
 
+// shortRead is the error of a ReadAt that returned fewer bytes than asked
+// for, with err: the data ends there, or reading failed (a mapped file
+// cut underneath), which is not the same.
+func shortRead(err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %v", ErrTruncated, err)
+	}
+	return err
+}
+
 // ChunkMetadataAt reads and returns the metadata of the chunk span locates,
 // reading only its metadata record. prev is the previous chunk's metadata
 // (or nil): as the JDK (and a Reader) does, a record with prev's id is taken
@@ -103,7 +113,7 @@ func ChunkMetadataAt(ra io.ReaderAt, span ChunkSpan, prev *Metadata, cache *Meta
 	}
 	rec := make([]byte, size)
 	if m, err := ra.ReadAt(rec, off); int64(m) < int64(size) {
-		return nil, fail(off+int64(m), fmt.Errorf("%w: %v", ErrTruncated, err))
+		return nil, fail(off+int64(m), shortRead(err))
 	}
 	_, typ, hdr, err := recordHeader(rec, 0)
 	if err != nil {
@@ -150,7 +160,7 @@ func (s *RecordScanner) Scan(ra io.ReaderAt, span ChunkSpan, fn func([]Record)) 
 			n := min(int64(len(s.buf)), end-pos)
 			m, err := ra.ReadAt(s.buf[:n], pos)
 			if int64(m) < n {
-				return fail(pos+int64(m), fmt.Errorf("%w: %v", ErrTruncated, err))
+				return fail(pos+int64(m), shortRead(err))
 			}
 			wstart, wend = pos, pos+n
 		}
@@ -172,14 +182,10 @@ func (s *RecordScanner) Scan(ra io.ReaderAt, span ChunkSpan, fn func([]Record)) 
 		if k > 0 && size > uint64(k) {
 			typ, m = leb128.Uvarint(b[k:min(uint64(len(b)), size)])
 		}
-		switch {
-		case k == 0:
-			return fail(pos, fmt.Errorf("record size: %w", ErrTruncated))
-		case size == 0:
-			return fail(pos, errors.New("record has zero size"))
-		case size > uint64(end-pos):
-			return fail(pos, fmt.Errorf("record size %d exceeds the %d bytes left in the chunk", size, end-pos))
-		case m == 0:
+		if err := checkRecordSize(size, k > 0, end-pos); err != nil {
+			return fail(pos, err)
+		}
+		if m == 0 {
 			return fail(pos, fmt.Errorf("record of %d bytes too small for its type id", size))
 		}
 		s.recs = append(s.recs, Record{TypeID: int64(typ), Offset: pos, Size: int64(size)})
