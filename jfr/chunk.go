@@ -349,14 +349,8 @@ func (c *Chunk) record(off int64) (*decoder, int64, error) {
 func recordHeader(data []byte, off int64) (size, typ int64, hdr int, err error) {
 	d := decoder{b: data, pos: int(off)}
 	usize := d.uvarint()
-	if d.err != nil {
-		return 0, 0, 0, fmt.Errorf("record size: %w", ErrTruncated)
-	}
-	if usize == 0 {
-		return 0, 0, 0, errors.New("record has zero size")
-	}
-	if usize > uint64(len(data))-uint64(off) {
-		return 0, 0, 0, fmt.Errorf("record size %d exceeds the %d bytes left in the chunk", usize, int64(len(data))-off)
+	if err := checkRecordSize(usize, d.err == nil, int64(len(data))-off); err != nil {
+		return 0, 0, 0, err
 	}
 	d.b = data[:off+int64(usize)]
 	typ = int64(d.uvarint())
@@ -364,6 +358,20 @@ func recordHeader(data []byte, off int64) (size, typ int64, hdr int, err error) 
 		return 0, 0, 0, fmt.Errorf("record of %d bytes too small for its type id", usize)
 	}
 	return int64(usize), typ, d.pos - int(off), nil
+}
+
+// checkRecordSize checks a record's size as read (ok: its varint was
+// whole) against the left bytes of the chunk from the record on.
+func checkRecordSize(size uint64, ok bool, left int64) error {
+	switch {
+	case !ok:
+		return fmt.Errorf("record size: %w", ErrTruncated)
+	case size == 0:
+		return errors.New("record has zero size")
+	case size > uint64(left):
+		return fmt.Errorf("record size %d exceeds the %d bytes left in the chunk", size, left)
+	}
+	return nil
 }
 
 func (c *Chunk) errorAt(chunkOff int64, err error) error {

@@ -1,6 +1,7 @@
 package jfr
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -282,6 +283,13 @@ func (fw *follower) header(off int64, idx int) (Header, [HeaderSize]byte, int64,
 		}
 		size := st.Size()
 		if size < off+HeaderSize {
+			// The rest of the header may come, unless the bytes there
+			// already cannot start one.
+			var b [len(Magic)]byte
+			n, _ := fw.f.ReadAt(b[:], off)
+			if !bytes.HasPrefix(Magic[:], b[:n]) && !bytes.Equal(b[:n], make([]byte, n)) {
+				return Header{}, [HeaderSize]byte{}, size, &FormatError{Chunk: idx, Offset: off, Err: ErrNotJFR}
+			}
 			return Header{}, [HeaderSize]byte{}, size, errNotYet
 		}
 		var b [HeaderSize]byte

@@ -171,6 +171,26 @@ func TestFollowCancel(t *testing.T) {
 	if err := Follow(ctx, path, nil, func(*Reader) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Follow of an empty file: %v", err)
 	}
+	// Fewer bytes than a header that cannot start one end it too, as
+	// soon as they are read; those that may start one are waited for.
+	for _, short := range []string{"hello, not a recording\n", "FLX"} {
+		os.WriteFile(path, []byte(short), 0o644)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := Follow(ctx, path, nil, func(*Reader) error { return nil })
+		cancel()
+		if !errors.Is(err, ErrNotJFR) {
+			t.Errorf("Follow of %q: %v, want %v", short, err, ErrNotJFR)
+		}
+	}
+	for _, partial := range []string{"FLR", "\x00\x00\x00\x00 a hole"} {
+		os.WriteFile(path, []byte(partial), 0o644)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		err := Follow(ctx, path, nil, func(*Reader) error { return nil })
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Follow of %q: %v, want to wait for more", partial, err)
+		}
+	}
 	bad := make([]byte, 200)
 	copy(bad, "not a recording")
 	os.WriteFile(path, bad, 0o644)

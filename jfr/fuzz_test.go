@@ -365,3 +365,49 @@ func TestInProgressChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkAfterOpenChunk: a chunk that follows one still being written
+// (chunk files joined, or the state byte flipped) is read, as jfr does,
+// where bytes that start no chunk there are taken for the open chunk's
+// records after its last flush.
+func TestChunkAfterOpenChunk(t *testing.T) {
+	file := smallRecording(t)
+	b := bytes.Clone(file)
+	b[64] = 1 // the first chunk in progress
+	for _, name := range []string{"stream", "bytes"} {
+		rd := NewReader(bytes.NewReader(b), nil)
+		if name == "bytes" {
+			rd = NewBytesReader(b, nil)
+		}
+		var ev Event
+		n := 0
+		var err error
+		for err == nil {
+			if err = rd.ReadEvent(&ev); err == nil {
+				n++
+			}
+		}
+		if !errors.Is(err, io.EOF) || n != 6 {
+			t.Errorf("%s: %d events, %v; want the 6 of both chunks", name, n, err)
+		}
+	}
+	spans, err := ScanChunksAt(bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil || len(spans) != 2 {
+		t.Errorf("ScanChunksAt: %d chunks, %v; want 2", len(spans), err)
+	}
+	// A tail that starts like a chunk but is none is the open chunk's.
+	r := NewReader(bytes.NewReader(file), nil)
+	c, err := r.NextChunk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.Clone(file[:c.Header.Size])
+	first[64] = 1
+	tail := append(first, "FLR\x00 and half-written records"...)
+	if n, err := readAll(tail, nil); err != nil || n != 3 {
+		t.Errorf("open chunk and a tail: %d events, %v; want 3, nil", n, err)
+	}
+	if spans, err := ScanChunksAt(bytes.NewReader(tail), int64(len(tail)), nil); err != nil || len(spans) != 1 {
+		t.Errorf("ScanChunksAt of an open chunk and a tail: %d chunks, %v; want 1, nil", len(spans), err)
+	}
+}

@@ -80,6 +80,9 @@ type Reader struct {
 	// All the current chunk's bytes have been read and its header says it
 	// is finished: SkipDamagedChunk can go on at next.
 	resumable bool
+	// The current chunk was still being written: what follows it may be
+	// its records written after its last flush.
+	afterOpen bool
 }
 
 // NewReader returns a reader of the recording in r. opts may be nil.
@@ -165,6 +168,19 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 		return &FormatError{Chunk: idx, Offset: at, Err: err}
 	}
 	n, err := r.readHeader(off)
+	if r.afterOpen {
+		// The bytes after a chunk still being written are its records
+		// after its last flush, unless a chunk starts there (chunks of
+		// several files joined, or a state byte flipped): then reading
+		// goes on, as the JDK's does.
+		r.afterOpen = false
+		if err != nil || [4]byte(r.buf[:4]) != Magic {
+			return nil, io.EOF
+		}
+		if _, err := parseHeader(r.buf); err != nil {
+			return nil, io.EOF
+		}
+	}
 	if err != nil {
 		if n == 0 && err == io.EOF {
 			if idx == 0 {
@@ -225,11 +241,10 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	}
 	// A chunk still being written (state 1..255) is valid only up to its
 	// last flush, which its header's size gives: what follows is not a
-	// chunk. A file read once cannot wait for a header being rewritten
-	// (state 255) as the JDK's live reader does; it reads what is there.
-	if !h.Finished() {
-		r.last = true
-	}
+	// chunk unless it starts like one. A file read once cannot wait for a
+	// header being rewritten (state 255) as the JDK's live reader does; it
+	// reads what is there.
+	r.afterOpen = !h.Finished()
 	return c, nil
 }
 

@@ -21,7 +21,8 @@ type ChunkSpan struct {
 // parallel) with ChunkMetadataAt and RecordScanner. It
 // returns the complete chunks and, if the data ends inside a chunk or a
 // header is bad, a *FormatError for the first bad one, as a Reader would.
-// A chunk still being written ends the scan, as it does for a Reader.
+// After a chunk still being written, bytes that start no chunk end the
+// scan, as they do for a Reader.
 func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan, error) {
 	var o ReaderOptions
 	if opts != nil {
@@ -29,6 +30,7 @@ func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan,
 	}
 	var spans []ChunkSpan
 	var hdr [HeaderSize]byte
+	afterOpen := false // the chunk before was still being written
 	for off := int64(0); ; {
 		idx := len(spans)
 		if off >= size {
@@ -43,25 +45,44 @@ func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan,
 		if n == HeaderSize {
 			h, err = parseHeader(hdr[:])
 		}
+		if afterOpen && (n < HeaderSize || err != nil) {
+			return spans, nil // the records of the open chunk after its last flush
+		}
 		if n < HeaderSize || err != nil || h.Size > size-off || h.Size > o.maxChunkSize() {
 			return spans, chunkError(ra, size, ChunkSpan{Index: idx, Offset: off, Size: size - off}, opts)
 		}
 		spans = append(spans, ChunkSpan{Index: idx, Offset: off, Size: h.Size, Header: h})
 		off += h.Size
-		if !h.Finished() {
-			return spans, nil
-		}
+		afterOpen = !h.Finished()
 	}
 }
 
-// chunkError returns the error a Reader gives for the chunk span locates.
+// chunkError returns the error a Reader gives for the chunk span locates,
+// the last of the data: read in memory, which holds no more than the data
+// there, whatever size its header claims.
 func chunkError(ra io.ReaderAt, size int64, span ChunkSpan, opts *ReaderOptions) error {
-	r := NewReader(io.NewSectionReader(ra, span.Offset, size-span.Offset), opts)
-	r.next, r.index = span.Offset, span.Index
-	if _, err := r.NextChunk(); err != nil && !errors.Is(err, io.EOF) {
-		return err
+	rest := make([]byte, size-span.Offset)
+	if n, err := ra.ReadAt(rest, span.Offset); n < len(rest) {
+		return &FormatError{Chunk: span.Index, Offset: span.Offset + int64(n), Err: err}
+	}
+	r := NewBytesReader(rest, opts)
+	r.index = span.Index
+	_, err := r.NextChunk()
+	if fe := (*FormatError)(nil); errors.As(err, &fe) {
+		fe.Offset += span.Offset // in rest
+		return fe
 	}
 	return &FormatError{Chunk: span.Index, Offset: span.Offset, Err: errors.New("bad chunk header")}
+}
+
+// shortRead is the error of a ReadAt that returned fewer bytes than asked
+// for, with err: the data ends there, or reading failed (a mapped file
+// cut underneath), which is not the same.
+func shortRead(err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %v", ErrTruncated, err)
+	}
+	return err
 }
 
 // ChunkMetadataAt reads and returns the metadata of the chunk span locates,
@@ -78,8 +99,8 @@ func ChunkMetadataAt(ra io.ReaderAt, span ChunkSpan, prev *Metadata, cache *Meta
 	var head [5 * leb128.MaxLen]byte
 	n, _ := ra.ReadAt(head[:min(int64(len(head)), end-off)], off)
 	size, k := leb128.Uvarint(head[:n])
-	if k == 0 || size == 0 || size > uint64(end-off) {
-		return nil, fail(off, fmt.Errorf("metadata record size %d does not fit in the chunk", size))
+	if err := checkRecordSize(size, k > 0, end-off); err != nil {
+		return nil, fail(off, err)
 	}
 	if prev != nil {
 		h := &decoder{b: head[:min(uint64(n), size)], pos: k}
@@ -92,12 +113,16 @@ func ChunkMetadataAt(ra io.ReaderAt, span ChunkSpan, prev *Metadata, cache *Meta
 	}
 	rec := make([]byte, size)
 	if m, err := ra.ReadAt(rec, off); int64(m) < int64(size) {
-		return nil, fail(off+int64(m), fmt.Errorf("%w: %v", ErrTruncated, err))
+		return nil, fail(off+int64(m), shortRead(err))
 	}
-	d := &decoder{b: rec, pos: k}
-	if typ := d.uvarint(); d.err != nil || typ != 0 {
+	_, typ, hdr, err := recordHeader(rec, 0)
+	if err != nil {
+		return nil, fail(off, err)
+	}
+	if typ != 0 {
 		return nil, fail(off, fmt.Errorf("expected the metadata record (type 0), found type %d", typ))
 	}
+	d := &decoder{b: rec, pos: hdr}
 	md, err := metadataRecord(d, cache, prev)
 	if err != nil {
 		return nil, fail(off+int64(d.pos), fmt.Errorf("metadata: %w", err))
@@ -135,7 +160,7 @@ func (s *RecordScanner) Scan(ra io.ReaderAt, span ChunkSpan, fn func([]Record)) 
 			n := min(int64(len(s.buf)), end-pos)
 			m, err := ra.ReadAt(s.buf[:n], pos)
 			if int64(m) < n {
-				return fail(pos+int64(m), fmt.Errorf("%w: %v", ErrTruncated, err))
+				return fail(pos+int64(m), shortRead(err))
 			}
 			wstart, wend = pos, pos+n
 		}
@@ -157,14 +182,10 @@ func (s *RecordScanner) Scan(ra io.ReaderAt, span ChunkSpan, fn func([]Record)) 
 		if k > 0 && size > uint64(k) {
 			typ, m = leb128.Uvarint(b[k:min(uint64(len(b)), size)])
 		}
-		switch {
-		case k == 0:
-			return fail(pos, fmt.Errorf("record size: %w", ErrTruncated))
-		case size == 0:
-			return fail(pos, errors.New("record has zero size"))
-		case size > uint64(end-pos):
-			return fail(pos, fmt.Errorf("record size %d exceeds the %d bytes left in the chunk", size, end-pos))
-		case m == 0:
+		if err := checkRecordSize(size, k > 0, end-pos); err != nil {
+			return fail(pos, err)
+		}
+		if m == 0 {
 			return fail(pos, fmt.Errorf("record of %d bytes too small for its type id", size))
 		}
 		s.recs = append(s.recs, Record{TypeID: int64(typ), Offset: pos, Size: int64(size)})

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"bytes"
 	"cmp"
 	"compress/gzip"
 	"errors"
@@ -29,6 +28,10 @@ type File struct {
 	chunks     []jfr.ChunkSpan
 	close      func() error
 }
+
+// reader reads the file's data for code that reads it on goroutines of
+// its own: a fault (a mapped file cut underneath) is an error there too.
+func (f *File) reader() *mmapfile.Reader { return mmapfile.NewReader(f.data) }
 
 // Type is an event type across all files.
 type Type struct {
@@ -175,7 +178,7 @@ func openFile(name string) (*File, error) {
 		return nil, err
 	}
 	f.Size = int64(len(f.data))
-	spans, err := jfr.ScanChunksAt(bytes.NewReader(f.data), f.Size, nil)
+	spans, err := jfr.ScanChunksAt(f.reader(), f.Size, nil)
 	if err != nil {
 		if f.close != nil {
 			f.close()

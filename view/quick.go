@@ -1,7 +1,6 @@
 package view
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"sort"
@@ -38,7 +37,7 @@ func summarize(ix *Index) (*quickSummary, error) {
 			q.Start = f.Start
 		}
 		q.End = max(q.End, f.End)
-		s, err := jfrtool.SummarizeAt(bytes.NewReader(f.data), f.Size, runtime.GOMAXPROCS(0))
+		s, err := jfrtool.SummarizeAt(f.reader(), f.Size, runtime.GOMAXPROCS(0))
 		if err != nil {
 			return nil, fileError(f.Name, err)
 		}

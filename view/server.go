@@ -416,7 +416,9 @@ func (s *Server) flowMerged() *flowData {
 		if has {
 			var inputs []flow.Input
 			for _, f := range s.ix.Files {
-				inputs = append(inputs, flow.BytesInput(f.Name, f.data))
+				inputs = append(inputs, flow.Input{Name: f.Name, Size: f.Size, Open: func() (io.ReadCloser, error) {
+					return io.NopCloser(f.reader()), nil
+				}})
 			}
 			m, err := flow.Merge(inputs, nil, func(t *flow.Trace) error {
 				fd.Total++

@@ -2,14 +2,17 @@ package view
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/flightrec/flightrec/internal/jfrtool"
+	"github.com/flightrec/flightrec/internal/mmapfile"
 	"github.com/flightrec/flightrec/internal/testrec"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -284,5 +287,33 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load([]string{filepath.Join(t.TempDir(), "missing.jfr")}); err == nil {
 		t.Error("a missing file loaded")
+	}
+}
+
+// TestFileShrinksWhileSummarized: the counts shown while indexing are read
+// on several goroutines; a mapped file cut underneath makes their reads
+// fault, which must come back as an error naming the file, not crash the
+// process (the chunk's metadata, near its start in this recording, is
+// still there: the workers that count the records meet the cut).
+func TestFileShrinksWhileSummarized(t *testing.T) {
+	path, _ := sample(t, "jdk17-sample.jfr.gz")
+	f, err := openFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	if f.close == nil {
+		t.Skip("the recording is read into memory, not mapped, here")
+	}
+	if err := os.Truncate(path, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	ix := &Index{Files: []*File{f}}
+	err = mmapfile.Protect(func() error {
+		_, err := summarize(ix)
+		return err
+	})
+	if !errors.Is(err, mmapfile.ErrChanged) || !strings.HasPrefix(err.Error(), path+": ") {
+		t.Fatalf("summary of a mapped file cut underneath: %v, want %v naming the file", err, mmapfile.ErrChanged)
 	}
 }

@@ -91,6 +91,11 @@ func TestPrintUsageErrors(t *testing.T) {
 			t.Errorf("%q: exit status %d, want 2", args, code)
 		}
 	}
+	// print reads a .gz file, --follow cannot: it says so.
+	gz := filepath.Join(testrec.Dir(), "jdk17-alltypes.jfr.gz")
+	if code, _, errOut := runCmd(t, "print", "--follow", gz); code != 1 || !bytes.Contains(errOut, []byte("print a .gz file without it")) {
+		t.Errorf("print --follow of a .gz file: exit %d, stderr %q", code, errOut)
+	}
 	code, _, errOut := runCmd(t, "print", filepath.Join(t.TempDir(), "missing.jfr"))
 	if code != 1 || !bytes.HasPrefix(errOut, []byte("flightrec print: ")) {
 		t.Errorf("missing file: exit %d, stderr %q", code, errOut)

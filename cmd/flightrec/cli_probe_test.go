@@ -267,6 +267,19 @@ func TestProbeErrors(t *testing.T) {
 	}
 }
 
+// TestProbeUsage: flags out of range are usage errors, found before any
+// process is looked at.
+func TestProbeUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--duration", "-1s", "-p", "1", "main.work"},
+		{"--interval", "-5ms", "main.work", "--", "/bin/true"},
+	} {
+		if code, _, stderr := runCmd(t, append([]string{"probe"}, args...)...); code != 2 {
+			t.Errorf("probe %q: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
+}
+
 // TestProbeUnprivileged runs probe as nobody: it must say which
 // capabilities are missing.
 func TestProbeUnprivileged(t *testing.T) {

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
+	"io"
+	"os"
 
 	"github.com/flightrec/flightrec/internal/cli"
 	"github.com/flightrec/flightrec/internal/jfrtool"
@@ -77,6 +80,15 @@ status is 1.`,
 func printFollow(ctx context.Context, env *cli.Env, name string, format jfrtool.Format, opts jfrtool.PrintOptions) error {
 	if format == jfrtool.FormatJSON {
 		format = jfrtool.FormatJSONLines
+	}
+	if f, err := os.Open(name); err == nil {
+		// A recording being written is not gzip-compressed.
+		var head [2]byte
+		n, _ := io.ReadFull(f, head[:])
+		f.Close()
+		if isGzip(head[:n]) {
+			return fmt.Errorf("%s: --follow reads a recording as it is written, uncompressed: print a .gz file without it", name)
+		}
 	}
 	err := jfr.Follow(ctx, name, nil, func(r *jfr.Reader) error {
 		return jfrtool.Print(env.Stdout, r, format, opts)

@@ -113,6 +113,9 @@ it run, so its first calls are seen.`,
 	},
 	Run: func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 		o := readProbeFlags(fs)
+		if o.duration < 0 || o.interval < 0 {
+			return cli.Usagef("--duration and --interval must not be negative")
+		}
 		if o.list {
 			return probeList(env, o, args)
 		}

@@ -131,7 +131,12 @@ func interleave(fs *flag.FlagSet, args []string, keepDashDash bool) []string {
 			continue
 		}
 		// A non-boolean flag takes the next argument as its value.
-		if f := fs.Lookup(name); f != nil && !isBool(f) && i+1 < len(args) {
+		if f := fs.Lookup(name); f != nil && !isBool(f) {
+			if i+1 == len(args) {
+				// None follows: end with the flag, so that parsing says
+				// its value is missing rather than take the "--" for it.
+				return flags
+			}
 			i++
 			flags = append(flags, args[i])
 		}

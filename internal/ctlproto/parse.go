@@ -2,6 +2,7 @@ package ctlproto
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,8 +12,9 @@ import (
 // 1h, 2d) or as Go does (1m30s).
 func ParseDuration(v string) (time.Duration, error) {
 	if n, ok := strings.CutSuffix(v, "d"); ok {
-		if d, err := strconv.Atoi(n); err == nil && d >= 0 {
-			return time.Duration(d) * 24 * time.Hour, nil
+		const day = 24 * time.Hour
+		if d, err := strconv.ParseInt(n, 10, 64); err == nil && d >= 0 && d <= math.MaxInt64/int64(day) {
+			return time.Duration(d) * day, nil
 		}
 	}
 	d, err := time.ParseDuration(v)

@@ -51,6 +51,16 @@ func TestParse(t *testing.T) {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
+	// Days past time.Duration's range are refused, not wrapped round
+	// (213504d was 25 minutes).
+	for _, bad := range []string{"", "-1d", "1x", "106752d", "213504d", "99999999999999999999d"} {
+		if d, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) = %v, accepted", bad, d)
+		}
+	}
+	if d, err := ParseDuration("106751d"); err != nil || d != 106751*24*time.Hour {
+		t.Errorf("ParseDuration(106751d) = %v, %v", d, err)
+	}
 	now := time.Date(2026, 11, 24, 13, 30, 0, 0, time.UTC)
 	for in, want := range map[string]time.Time{
 		"-10m":                 now.Add(-10 * time.Minute),

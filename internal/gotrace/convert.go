@@ -294,7 +294,7 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 			}
 			// The reader reads a generation ahead: the offset is where
 			// reading stopped, at or after the damage.
-			return fmt.Errorf("trace generation %d, byte offset %d: %w", gens+1, cr.n, err)
+			return fmt.Errorf("trace generation %d, byte offset %d: %w", gens+1, cr.n, oneLine{err})
 		}
 		if ev.Kind() == trace.EventSync {
 			if c.sawSync {
@@ -665,3 +665,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.eof = c.eof || err == io.EOF
 	return n, err
 }
+
+// oneLine is an error of the trace reader shown as its first line: the
+// reader adds a dump of its state (30 lines and more) to some errors.
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string {
+	msg, _, _ := strings.Cut(e.err.Error(), "\n")
+	return strings.TrimSuffix(msg, ":")
+}
+
+func (e oneLine) Unwrap() error { return e.err }

@@ -32,6 +32,20 @@ func TestBadInput(t *testing.T) {
 			t.Log(err)
 		})
 	}
+	// A flipped byte gives an error of one line: the trace reader's dump
+	// of its state is left out.
+	lines := 0
+	for off := 16; off < len(data); off += 1 + len(data)/61 {
+		b := bytes.Clone(data)
+		b[off] ^= 0x40
+		if err := Convert(bytes.NewReader(b), io.Discard, Options{}); err != nil {
+			lines++
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("flip at %d: error of several lines:\n%v", off, err)
+			}
+		}
+	}
+	t.Logf("%d of 61 flips made an error", lines)
 	// Every cut of the trace either converts its complete generations or
 	// fails with an error; none panics.
 	for cut := 0; cut < len(data); cut += 1 + len(data)/97 {

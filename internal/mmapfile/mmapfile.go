@@ -1,6 +1,7 @@
 package mmapfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -90,3 +91,32 @@ func guard(err *error) {
 // ErrChanged is the error Protect returns when the mapped file shrank
 // while it was read.
 var ErrChanged = errors.New("the file changed while it was read")
+
+// Reader reads a mapping as a bytes.Reader does, with a fault met by a
+// read (the file shrank) returned as ErrChanged from that read, whichever
+// goroutine makes it: for code that reads the mapping on goroutines of
+// its own, which the caller's Protect does not cover.
+type Reader struct{ r bytes.Reader }
+
+// NewReader returns a Reader of data, a mapping (or any bytes).
+func NewReader(data []byte) *Reader {
+	r := &Reader{}
+	r.r.Reset(data)
+	return r
+}
+
+// Read reads as bytes.Reader.Read does.
+func (r *Reader) Read(p []byte) (n int, err error) {
+	if perr := Protect(func() error { n, err = r.r.Read(p); return nil }); perr != nil {
+		return n, perr
+	}
+	return n, err
+}
+
+// ReadAt reads as bytes.Reader.ReadAt does; it may be called concurrently.
+func (r *Reader) ReadAt(p []byte, off int64) (n int, err error) {
+	if perr := Protect(func() error { n, err = r.r.ReadAt(p, off); return nil }); perr != nil {
+		return n, perr
+	}
+	return n, err
+}

@@ -2,6 +2,8 @@ package mmapfile
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,5 +96,31 @@ func TestPopulateRelease(t *testing.T) {
 	m.Release(-5, 10)                    // before the start: ignored
 	if string(m.Data) != string(want) {
 		t.Fatal("contents changed after Populate and Release")
+	}
+}
+
+// A Reader of a mapping cut underneath returns ErrChanged from the read
+// that meets the cut, on any goroutine, and reads what is left before it.
+func TestReaderTruncated(t *testing.T) {
+	m, name := mapTemp(t, make([]byte, 1<<16))
+	defer m.Close()
+	if err := os.Truncate(name, 1<<12); err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(m.Data)
+	done := make(chan error)
+	go func() {
+		if n, err := r.ReadAt(make([]byte, 1<<12), 0); n != 1<<12 || err != nil {
+			done <- fmt.Errorf("read before the cut: %d bytes, %v", n, err)
+			return
+		}
+		_, err := r.ReadAt(make([]byte, 100), 1<<15)
+		done <- err
+	}()
+	if err := <-done; !errors.Is(err, ErrChanged) {
+		t.Fatalf("ReadAt past the cut in another goroutine: %v, want %v", err, ErrChanged)
+	}
+	if _, err := io.Copy(io.Discard, r); !errors.Is(err, ErrChanged) {
+		t.Fatalf("Read through the cut: %v, want %v", err, ErrChanged)
 	}
 }

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"strings"
+	"testing"
+)
+
+// testCommand records the flags and arguments its Run gets.
+func testCommand(got *string) *Command {
+	return &Command{
+		Name:      "cmd",
+		UsageLine: "cmd [--out FILE] [--json] FILE...",
+		SetFlags: func(fs *flag.FlagSet) {
+			fs.String("out", "", "output `FILE`")
+			fs.Bool("json", false, "JSON")
+		},
+		Run: func(ctx context.Context, env *Env, fs *flag.FlagSet, args []string) error {
+			*got = fs.Lookup("out").Value.String() + " " + fs.Lookup("json").Value.String() + " " + strings.Join(args, ",")
+			return nil
+		},
+	}
+}
+
+func TestMainFlags(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		status int
+		got    string // out, json, arguments
+		stderr string
+	}{
+		{[]string{"cmd", "a", "--out", "o", "b"}, 0, "o false a,b", ""},
+		{[]string{"cmd", "--json", "a", "--out=o"}, 0, "o true a", ""},
+		{[]string{"cmd", "a", "--", "--out", "o"}, 0, " false a,--out,o", ""},
+		// A flag that needs a value and ends the line is a usage error,
+		// not a flag whose value is the "--" put before the arguments.
+		{[]string{"cmd", "a", "--out"}, 2, "", "flag needs an argument: -out"},
+		{[]string{"cmd", "--out"}, 2, "", "flag needs an argument: -out"},
+		{[]string{"cmd", "a", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
+	} {
+		var got string
+		var stdout, stderr bytes.Buffer
+		env := &Env{Program: "prog", Stdout: &stdout, Stderr: &stderr}
+		status := Main(context.Background(), env, []*Command{testCommand(&got)}, c.args)
+		if status != c.status || got != c.got || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("%q: status %d, Run got %q, stderr %q; want %d, %q, %q", c.args, status, got, stderr.String(), c.status, c.got, c.stderr)
+		}
+	}
+}
