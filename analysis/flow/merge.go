@@ -120,8 +120,12 @@ type Merger struct {
 	texts    map[string]string
 	opts     Options
 	rank     []int
-	scratch  []Event   // Trace.order's copy of the events
-	out      *traceOut // pass 2's finishing of released traces
+	// Trace.order's scratch, reused from trace to trace: the copy of the
+	// events, the nodes' queues, the messages' sends.
+	scratch []Event
+	queues  [][]Event
+	sends   []sendState
+	out     *traceOut // pass 2's finishing of released traces
 }
 
 // NodeName returns the name of an event's node.
@@ -219,11 +223,11 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			totalBytes += in.Size
 		}
 	}
-	spans := make([]int64, n)          // spans read per input
-	sends := make([]map[uint16]int, n) // node numbers of the compact IDs each input originates
-	seen := make(map[uint16]bool)      // node numbers in any compact ID
-	recordings := make([]bool, n)      // the input is a flow recording
-	allCorrected := true               // every input is a cut: its clock is corrected
+	spans := make([]int64, n)        // spans read per input
+	sends := make([]numberCounts, n) // node numbers of the compact IDs each input originates
+	var seen numberSet               // node numbers in any compact ID
+	recordings := make([]bool, n)    // the input is a flow recording
+	allCorrected := true             // every input is a cut: its clock is corrected
 	var fatal []error
 	m.Numbers = make([]int, n)
 	logs := make([]*loggingSource, n) // the spans of pass 1, replayed in pass 2
@@ -300,7 +304,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			m.opts.Progress(1, bytesRead.Load(), totalBytes)
 		}
 		m.Events += int64(len(sp.events))
-		noteNumbers(sp, &sends[i], seen)
+		noteNumbers(sp, &sends[i], &seen)
 		keys = m.spanKeys(sp, keys[:0], true)
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
@@ -357,7 +361,11 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			fatal = append(fatal, fmt.Errorf("%s: no flow events: not a recording of a flow.Node nor a span log", in.Name))
 		}
 	}
-	fatal = append(fatal, m.numberNodes(inputs, recordings, sends, seen)...)
+	origs := make([]map[uint16]int, n)
+	for i := range sends {
+		origs[i] = sends[i].counts()
+	}
+	fatal = append(fatal, m.numberNodes(inputs, recordings, origs, &seen)...)
 	if len(fatal) > 0 {
 		return m, errors.Join(fatal...)
 	}
@@ -445,13 +453,54 @@ func compactNode(id []byte) (uint16, bool) {
 	return uint16(n), true
 }
 
+// numberSet is a set of node numbers: a bitmap, as noteNumbers adds a
+// number for every message ID of pass 1.
+type numberSet [1 << 16 / 64]uint64
+
+func (s *numberSet) add(n uint16)      { s[n>>6] |= 1 << (n & 63) }
+func (s *numberSet) has(n uint16) bool { return s[n>>6]&(1<<(n&63)) != 0 }
+
+// numberCounts counts node numbers. An input originates the IDs of one
+// number, save for errors: a run of one number is counted without a map
+// access per ID.
+type numberCounts struct {
+	m    map[uint16]int
+	run  uint16
+	runN int
+}
+
+func (c *numberCounts) add(n uint16) {
+	if c.runN > 0 && n == c.run {
+		c.runN++
+		return
+	}
+	c.flush()
+	c.run, c.runN = n, 1
+}
+
+func (c *numberCounts) flush() {
+	if c.runN > 0 {
+		if c.m == nil {
+			c.m = make(map[uint16]int)
+		}
+		c.m[c.run] += c.runN
+		c.runN = 0
+	}
+}
+
+// counts returns the numbers counted and their counts, nil for none.
+func (c *numberCounts) counts() map[uint16]int {
+	c.flush()
+	return c.m
+}
+
 // noteNumbers notes the node numbers of a span's compact IDs: all of them
 // in seen, those the span originates (sends of IDs it did not receive) in
-// *orig.
-func noteNumbers(sp *rawSpan, orig *map[uint16]int, seen map[uint16]bool) {
+// orig.
+func noteNumbers(sp *rawSpan, orig *numberCounts, seen *numberSet) {
 	if sp.in != nil {
 		if n, ok := compactNode(sp.in); ok {
-			seen[n] = true
+			seen.add(n)
 		}
 	}
 	for j := range sp.events {
@@ -463,12 +512,9 @@ func noteNumbers(sp *rawSpan, orig *map[uint16]int, seen map[uint16]bool) {
 		if !ok {
 			continue
 		}
-		seen[n] = true
+		seen.add(n)
 		if sp.nonCausal || string(e.msg) != string(sp.in) {
-			if *orig == nil {
-				*orig = make(map[uint16]int)
-			}
-			(*orig)[n]++
+			orig.add(n)
 		}
 	}
 }
@@ -481,7 +527,7 @@ func noteNumbers(sp *rawSpan, orig *map[uint16]int, seen map[uint16]bool) {
 // no input.
 // A span log may fold several numbers into one node (MFT 2016 did, per
 // destination), so only flow recordings are held to one number.
-func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint16]int, seen map[uint16]bool) []error {
+func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint16]int, seen *numberSet) []error {
 	var errs []error
 	owner := make(map[uint16]int)
 	for i, orig := range sends {
@@ -512,12 +558,11 @@ func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint
 		}
 	}
 	if len(owner) > 0 {
-		for num := range seen {
-			if _, ok := owner[num]; !ok {
-				m.MissingNodes = append(m.MissingNodes, num)
+		for num := range 1 << 16 {
+			if _, ok := owner[uint16(num)]; seen.has(uint16(num)) && !ok {
+				m.MissingNodes = append(m.MissingNodes, uint16(num))
 			}
 		}
-		slices.Sort(m.MissingNodes)
 	}
 	return errs
 }
@@ -612,6 +657,7 @@ type pass2Input struct {
 	sp       rawSpan
 	have     bool
 	endAt    int64 // the next span's last event, corrected
+	clockAt  int   // the clock model's estimate used last (correctFrom)
 	span     uint32
 	node     uint16
 }
@@ -631,7 +677,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		if err != nil {
 			return err
 		}
-		ins = append(ins, &pass2Input{src: newReadAhead(src), node: uint16(i), reported: l.endErr})
+		ins = append(ins, &pass2Input{src: newReadAhead(src), node: uint16(i), reported: l.endErr, clockAt: -1})
 	}
 	defer func() {
 		for _, in := range ins {
@@ -642,7 +688,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		err := in.src.next(&in.sp)
 		in.have = err == nil
 		if in.have {
-			in.endAt = m.correct(in.node, in.sp.lastWall)
+			in.endAt = m.correctFrom(in.node, in.sp.lastWall, &in.clockAt)
 		}
 		if err != nil && !errors.Is(err, io.EOF) && err != in.reported {
 			m.Errors = append(m.Errors, err)
@@ -860,9 +906,16 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 // correct returns a raw wall time of a node in the common time: less the
 // node's clock offset at that time.
 func (m *Merger) correct(node uint16, wall int64) int64 {
+	k := -1
+	return m.correctFrom(node, wall, &k)
+}
+
+// correctFrom is correct for a reader of times in order, with the clock
+// model's estimate found last in *k (clockModel.atFrom).
+func (m *Merger) correctFrom(node uint16, wall int64, k *int) int64 {
 	off := m.Offsets[node]
 	if m.clock != nil {
-		off = m.clock.at(int(node), wall-off)
+		off = m.clock.atFrom(int(node), wall-off, k)
 	}
 	return wall - off
 }
@@ -874,7 +927,7 @@ func (m *Merger) OffsetAt(i int, wall int64) int64 { return wall - m.correct(uin
 // event converts a raw event of input in.
 func (m *Merger) event(in *pass2Input, e *rawEvent, msg int32, seq uint32) Event {
 	ev := Event{
-		Nano: e.nano, Wall: m.correct(in.node, e.wall), RawWall: e.wall,
+		Nano: e.nano, Wall: m.correctFrom(in.node, e.wall, &in.clockAt), RawWall: e.wall,
 		Msg: msg, Thread: e.thread, Span: in.span, Ordinal: in.sp.ordinal, Seq: seq,
 		Node: in.node, Kind: e.kind, Unfinished: in.sp.unfinished,
 	}
