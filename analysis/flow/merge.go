@@ -706,17 +706,34 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		keys    []uint32
 		created int
 	)
+	// Open traces are recycled, their events' memory too: a released
+	// trace's events are copied into the arena the Trace takes them from.
+	var spare []*openTrace
+	var arena traceArena
+	recycle := func(t *openTrace) {
+		if cap(t.events) <= 1024 {
+			spare = append(spare, t)
+		}
+	}
 	newTrace := func() int32 {
 		nopen++
 		m.PeakOpenTraces = max(m.PeakOpenTraces, nopen)
 		created++
-		if n := len(free); n > 0 {
-			t := free[n-1]
-			free = free[:n-1]
-			traces[t] = &openTrace{index: created - 1, events: make([]Event, 0, 8)}
-			return t
+		var t *openTrace
+		if n := len(spare); n > 0 {
+			t = spare[n-1]
+			spare = spare[:n-1]
+			*t = openTrace{index: created - 1, events: t.events[:0], keys: t.keys[:0]}
+		} else {
+			t = &openTrace{index: created - 1, events: make([]Event, 0, 8)}
 		}
-		traces = append(traces, &openTrace{index: created - 1, events: make([]Event, 0, 8)})
+		if n := len(free); n > 0 {
+			ti := free[n-1]
+			free = free[:n-1]
+			traces[ti] = t
+			return ti
+		}
+		traces = append(traces, t)
 		return int32(len(traces) - 1)
 	}
 	out := newTraceOut(m, fn)
@@ -729,15 +746,13 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		for _, k := range t.keys {
 			(*m.trace.at(int(k))) = -1
 		}
+		defer recycle(t)
 		if out.failed.Load() {
 			return
 		}
-		incomplete = incomplete || t.truncated
-		tr := &Trace{Index: t.index, Events: t.events, Incomplete: incomplete, UnfinishedSpans: t.unfinished, m: m}
-		tr.Messages = make([]int32, len(t.keys))
-		for i, k := range t.keys {
-			tr.Messages[i] = int32(k)
-		}
+		tr := arena.trace()
+		*tr = Trace{Index: t.index, Events: arena.events(t.events), Incomplete: incomplete || t.truncated,
+			UnfinishedSpans: t.unfinished, Messages: arena.messages(t.keys), m: m}
 		out.send(tr)
 	}
 	m.out = out
@@ -774,6 +789,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		a.index = min(a.index, b.index)
 		traces[other] = nil
 		free = append(free, other)
+		recycle(b)
 		nopen--
 		return ti
 	}
@@ -901,6 +917,51 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		m.opts.Progress(2, m.Events, m.Events)
 	}
 	return ferr
+}
+
+// traceArena allocates the Traces pass 2 releases, their events and
+// messages in blocks: an allocation per trace, of memory the collector
+// scans, cost more than the merging. A Trace's slices are capped, so
+// that appending to them cannot write over another trace's.
+type traceArena struct {
+	traces []Trace
+	evs    []Event
+	msgs   []int32
+}
+
+const (
+	arenaTraces = 64
+	arenaEvents = 256
+)
+
+func (a *traceArena) trace() *Trace {
+	if len(a.traces) == cap(a.traces) {
+		a.traces = make([]Trace, 0, arenaTraces)
+	}
+	a.traces = a.traces[:len(a.traces)+1]
+	return &a.traces[len(a.traces)-1]
+}
+
+// events returns a copy of evs.
+func (a *traceArena) events(evs []Event) []Event {
+	if cap(a.evs)-len(a.evs) < len(evs) {
+		a.evs = make([]Event, 0, max(arenaEvents, len(evs)))
+	}
+	start := len(a.evs)
+	a.evs = append(a.evs, evs...)
+	return a.evs[start:len(a.evs):len(a.evs)]
+}
+
+// messages returns the keys as a trace's messages.
+func (a *traceArena) messages(keys []uint32) []int32 {
+	if cap(a.msgs)-len(a.msgs) < len(keys) {
+		a.msgs = make([]int32, 0, max(arenaEvents, len(keys)))
+	}
+	start := len(a.msgs)
+	for _, k := range keys {
+		a.msgs = append(a.msgs, int32(k))
+	}
+	return a.msgs[start:len(a.msgs):len(a.msgs)]
 }
 
 // correct returns a raw wall time of a node in the common time: less the
