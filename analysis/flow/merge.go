@@ -116,8 +116,6 @@ type Merger struct {
 	sendWall spilled[int64] // first causal send per message, raw wall ns (pass 1)
 	sendNode spilled[uint16]
 	trace    spilled[int32] // open trace per message, -1 none (pass 2)
-	inPass2  bool
-	texts    map[string]string
 	opts     Options
 	rank     []int
 	// Trace.order's scratch, reused from trace to trace: the copy of the
@@ -125,7 +123,6 @@ type Merger struct {
 	scratch []Event
 	queues  [][]Event
 	sends   []sendState
-	out     *traceOut // pass 2's finishing of released traces
 }
 
 // NodeName returns the name of an event's node.
@@ -164,7 +161,7 @@ const maxTexts = 1 << 16
 // its spans are handed to fn at the end with Incomplete set. The returned
 // error is fn's, or nil.
 func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error) {
-	m := &Merger{texts: make(map[string]string)}
+	m := &Merger{}
 	if opts != nil {
 		m.opts = *opts
 	}
@@ -305,9 +302,16 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		}
 		m.Events += int64(len(sp.events))
 		noteNumbers(sp, &sends[i], &seen)
-		keys = m.spanKeys(sp, keys[:0], true)
+		keys, _ = spanKeys(sp, keys[:0], m.internOK)
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
+		}
+		// Pass 2 looks every ID up on its inputs' goroutines, where the
+		// table cannot grow: the IDs only events name are interned now.
+		for j := range sp.events {
+			if e := &sp.events[j]; e.msg != nil && (!sp.nonCausal || e.kind == flowspec.NonCausalSend) {
+				m.intern(e.msg)
+			}
 		}
 		if !sp.nonCausal {
 			for j := range sp.events {
@@ -381,7 +385,6 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		settleAll(delays)
 		m.clock = buildClockModel(n, delays, m.Offsets, order)
 	}
-	m.inPass2 = true
 	for range m.ids.Len() {
 		m.trace.Append(-1)
 	}
@@ -590,55 +593,44 @@ func receiptWall(sp *rawSpan) (int64, bool) {
 	return 0, false
 }
 
-// intern returns the key of a message ID, growing the per-message arrays.
+// intern returns the key of a message ID, growing the per-message arrays
+// of pass 1. Only pass 1 interns: pass 2 finds every ID in the table.
 func (m *Merger) intern(id []byte) uint32 {
-	if m.out != nil {
-		// An ID pass 1 did not intern (one only an event names, not a
-		// span's incoming or outgoing IDs): the traces being finished read
-		// the table, so let them finish first.
-		if _, ok := m.ids.Lookup(id); !ok {
-			m.out.drain()
-		}
-	}
 	k, added := m.ids.Intern(id)
 	if added {
 		m.refs.Append(0)
-		if m.inPass2 {
-			m.trace.Append(-1)
-		} else {
-			m.sendWall.Append(noDelay)
-			m.sendNode.Append(0)
-		}
+		m.sendWall.Append(noDelay)
+		m.sendNode.Append(0)
 	}
 	return k
 }
 
+func (m *Merger) internOK(id []byte) (uint32, bool) { return m.intern(id), true }
+
 // spanKeys appends the distinct message keys a span references: its
 // incoming and outgoing IDs, or only the outgoing ones for a non-causal
-// span. Both passes use it, so each (span, ID) is counted and released
-// exactly once — the reference tool released an NC span's ID once per
-// retransmission event and died on the second.
-func (m *Merger) spanKeys(sp *rawSpan, keys []uint32, add bool) []uint32 {
-	get := func(id []byte) uint32 {
-		if add {
-			return m.intern(id)
-		}
-		k, ok := m.ids.Lookup(id)
-		if !ok {
-			k = m.intern(id)
-		}
-		return k
-	}
+// span; false if key finds an ID's key not. Both passes use it, so each
+// (span, ID) is counted and released exactly once — the reference tool
+// released an NC span's ID once per retransmission event and died on the
+// second.
+func spanKeys(sp *rawSpan, keys []uint32, key func(id []byte) (uint32, bool)) ([]uint32, bool) {
 	if sp.in != nil && !sp.nonCausal {
-		keys = append(keys, get(sp.in))
+		k, ok := key(sp.in)
+		if !ok {
+			return keys, false
+		}
+		keys = append(keys, k)
 	}
 	for _, id := range sp.out {
-		k := get(id)
+		k, ok := key(id)
+		if !ok {
+			return keys, false
+		}
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
-	return keys
+	return keys, true
 }
 
 // openTrace is a trace being assembled in pass 2.
@@ -653,13 +645,9 @@ type openTrace struct {
 
 type pass2Input struct {
 	reported error // the input's end, which pass 1 already reported
-	src      source
-	sp       rawSpan
-	have     bool
-	endAt    int64 // the next span's last event, corrected
-	clockAt  int   // the clock model's estimate used last (correctFrom)
+	src      *readAhead
+	sp       *mergeSpan // the next span, nil at the end
 	span     uint32
-	node     uint16
 }
 
 // pass2 replays the spans pass 1 logged; an input's end (io.EOF or the
@@ -677,7 +665,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		if err != nil {
 			return err
 		}
-		ins = append(ins, &pass2Input{src: newReadAhead(src), node: uint16(i), reported: l.endErr, clockAt: -1})
+		conv := &spanConverter{m: m, node: uint16(i), clockAt: -1, texts: make(map[string]string)}
+		ins = append(ins, &pass2Input{src: newConvertingReadAhead(src, conv), reported: l.endErr})
 	}
 	defer func() {
 		for _, in := range ins {
@@ -685,11 +674,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		}
 	}()
 	advance := func(in *pass2Input) {
-		err := in.src.next(&in.sp)
-		in.have = err == nil
-		if in.have {
-			in.endAt = m.correctFrom(in.node, in.sp.lastWall, &in.clockAt)
-		}
+		var err error
+		in.sp, err = in.src.nextMerged()
 		if err != nil && !errors.Is(err, io.EOF) && err != in.reported {
 			m.Errors = append(m.Errors, err)
 		}
@@ -703,7 +689,6 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		nopen   int
 		nevents int64
 		done    int64
-		keys    []uint32
 		created int
 	)
 	// Open traces are recycled, their events' memory too: a released
@@ -755,7 +740,6 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 			UnfinishedSpans: t.unfinished, Messages: arena.messages(t.keys), m: m}
 		out.send(tr)
 	}
-	m.out = out
 	// join adds key k to trace ti, merging k's trace into it if k has one.
 	join := func(ti int32, k uint32) int32 {
 		other := (*m.trace.at(int(k)))
@@ -805,41 +789,34 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		// The input whose next span ends first after clock correction.
 		var in *pass2Input
 		for _, c := range ins {
-			if c.have && (in == nil || c.endAt < in.endAt) {
+			if c.sp != nil && (in == nil || c.sp.endAt < in.sp.endAt) {
 				in = c
 			}
 		}
 		if in == nil {
 			break
 		}
-		sp := &in.sp
+		sp := in.sp
 		in.span++
-		done += int64(len(sp.events))
+		done += int64(sp.nevents)
 		if m.opts.Progress != nil && in.span%1024 == 0 {
 			m.opts.Progress(2, done, m.Events)
 		}
 		if sp.nonCausal {
 			// Only the sends of a non-causal span matter: each becomes a
-			// Retransmission event in its message's trace.
-			keys = m.spanKeys(sp, keys[:0], false)
-			for j := range sp.events {
-				e := &sp.events[j]
-				if e.kind != flowspec.NonCausalSend || e.msg == nil {
-					continue
-				}
-				k, ok := m.ids.Lookup(e.msg)
-				if !ok {
-					k = m.intern(e.msg)
-				}
+			// Retransmission event in its message's trace (its events are
+			// those).
+			for _, e := range sp.events {
+				k := uint32(e.Msg)
 				ti := (*m.trace.at(int(k)))
 				if ti < 0 {
 					ti = newTrace()
 					ti = join(ti, k)
 				}
-				traces[ti].events = append(traces[ti].events, m.event(in, e, int32(k), uint32(j)))
+				traces[ti].events = append(traces[ti].events, e)
 				nevents++
 			}
-			for _, k := range keys {
+			for _, k := range sp.keys {
 				if ti := (*m.trace.at(int(k))); ti >= 0 {
 					release(ti, k)
 					if traces[ti].open == 0 {
@@ -850,9 +827,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 				}
 			}
 		} else {
-			keys = m.spanKeys(sp, keys[:0], false)
 			ti := int32(-1)
-			for _, k := range keys {
+			for _, k := range sp.keys {
 				if (*m.trace.at(int(k))) >= 0 {
 					ti = (*m.trace.at(int(k)))
 					break
@@ -861,19 +837,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 			if ti < 0 {
 				ti = newTrace()
 			}
-			for _, k := range keys {
+			for _, k := range sp.keys {
 				ti = join(ti, k)
-			}
-			// The reference tool shows the bytes read as the message the
-			// span handled (not one it discarded).
-			var inKey int32 = -1
-			if sp.in != nil {
-				for j := range sp.events {
-					if e := &sp.events[j]; e.kind == flowspec.HandleStart && string(e.msg) == string(sp.in) {
-						inKey = int32(keys[0])
-						break
-					}
-				}
 			}
 			t := traces[ti]
 			t.truncated = t.truncated || sp.truncated
@@ -881,22 +846,9 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 				t.unfinished++
 				m.UnfinishedSpans++
 			}
-			for j := range sp.events {
-				e := &sp.events[j]
-				k := int32(-1)
-				if e.msg != nil {
-					kk, ok := m.ids.Lookup(e.msg)
-					if !ok {
-						kk = m.intern(e.msg)
-					}
-					k = int32(kk)
-				} else if e.kind == flowspec.Received {
-					k = inKey
-				}
-				t.events = append(t.events, m.event(in, e, k, uint32(j)))
-			}
+			t.events = append(t.events, sp.events...)
 			nevents += int64(len(sp.events))
-			for _, k := range keys {
+			for _, k := range sp.keys {
 				release(ti, k)
 			}
 			if t.open == 0 {
@@ -984,23 +936,3 @@ func (m *Merger) correctFrom(node uint16, wall int64, k *int) int64 {
 // OffsetAt returns node i's estimated clock offset at its raw wall time
 // wall, ns: corrected time = wall - offset.
 func (m *Merger) OffsetAt(i int, wall int64) int64 { return wall - m.correct(uint16(i), wall) }
-
-// event converts a raw event of input in.
-func (m *Merger) event(in *pass2Input, e *rawEvent, msg int32, seq uint32) Event {
-	ev := Event{
-		Nano: e.nano, Wall: m.correctFrom(in.node, e.wall, &in.clockAt), RawWall: e.wall,
-		Msg: msg, Thread: e.thread, Span: in.span, Ordinal: in.sp.ordinal, Seq: seq,
-		Node: in.node, Kind: e.kind, Unfinished: in.sp.unfinished,
-	}
-	if len(e.text) > 0 {
-		s, ok := m.texts[string(e.text)]
-		if !ok {
-			s = string(e.text)
-			if len(m.texts) < maxTexts {
-				m.texts[s] = s
-			}
-		}
-		ev.Text = s
-	}
-	return ev
-}
