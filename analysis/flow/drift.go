@@ -363,17 +363,10 @@ func (cm *clockModel) findStep(n, x, k int, delays []pairDelays, global []int64)
 	return st, true
 }
 
-// at returns node i's offset at corrected time t (approximately: t is
-// the raw wall time less the single offset).
-func (cm *clockModel) at(i int, t int64) int64 {
-	k := -1
-	return cm.atFrom(i, t, &k)
-}
-
-// atFrom is at for a caller that reads times in order: *k is the
-// estimate at or before t found last (-1 for none), tried before a
-// search, as the merge's times stay in one bucket for thousands of
-// events.
+// atFrom returns node i's offset at corrected time t (approximately: t
+// is the raw wall time less the single offset). *k is the estimate at or
+// before the time asked last (-1 for none), tried before a search: a
+// reader of times in order stays in one bucket for thousands of events.
 func (cm *clockModel) atFrom(i int, t int64, k *int) int64 {
 	for _, st := range cm.steps[i] {
 		if t >= st.from && t < st.to {
