@@ -68,8 +68,12 @@
 // of the merge (readahead.go), so decoding uses every core. A recording's
 // flow records are decoded by the reader itself from their layouts in the
 // chunk's metadata, without jfr.Values (jfrfields.go); pass 2 decodes the
-// span logs in place from blocks. The traces pass 2 releases are ordered
-// and handed to fn (the statistics) on another goroutine (traceout.go),
-// so the merging pass uses two cores too. The README's Scale section has
-// the measurements.
+// span logs in place from blocks, and its inputs' goroutines convert
+// the spans for the merge too (spanConverter: message keys looked up in
+// the ID table, which only pass 1 adds to, events built with corrected
+// times), so that the merging goroutine only joins spans into traces.
+// The traces pass 2 releases are ordered and handed to fn (the
+// statistics) on another goroutine (traceout.go), so the merging pass
+// uses two cores too; their events and messages are allocated in
+// blocks (traceArena). The README's Scale section has the measurements.
 package flow

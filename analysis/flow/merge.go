@@ -116,12 +116,13 @@ type Merger struct {
 	sendWall spilled[int64] // first causal send per message, raw wall ns (pass 1)
 	sendNode spilled[uint16]
 	trace    spilled[int32] // open trace per message, -1 none (pass 2)
-	inPass2  bool
-	texts    map[string]string
 	opts     Options
 	rank     []int
-	scratch  []Event   // Trace.order's copy of the events
-	out      *traceOut // pass 2's finishing of released traces
+	// Trace.order's scratch, reused from trace to trace: the copy of the
+	// events, the nodes' queues, the messages' sends.
+	scratch []Event
+	queues  [][]Event
+	sends   []sendState
 }
 
 // NodeName returns the name of an event's node.
@@ -160,7 +161,7 @@ const maxTexts = 1 << 16
 // its spans are handed to fn at the end with Incomplete set. The returned
 // error is fn's, or nil.
 func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error) {
-	m := &Merger{texts: make(map[string]string)}
+	m := &Merger{}
 	if opts != nil {
 		m.opts = *opts
 	}
@@ -219,11 +220,11 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			totalBytes += in.Size
 		}
 	}
-	spans := make([]int64, n)          // spans read per input
-	sends := make([]map[uint16]int, n) // node numbers of the compact IDs each input originates
-	seen := make(map[uint16]bool)      // node numbers in any compact ID
-	recordings := make([]bool, n)      // the input is a flow recording
-	allCorrected := true               // every input is a cut: its clock is corrected
+	spans := make([]int64, n)        // spans read per input
+	sends := make([]numberCounts, n) // node numbers of the compact IDs each input originates
+	var seen numberSet               // node numbers in any compact ID
+	recordings := make([]bool, n)    // the input is a flow recording
+	allCorrected := true             // every input is a cut: its clock is corrected
 	var fatal []error
 	m.Numbers = make([]int, n)
 	logs := make([]*loggingSource, n) // the spans of pass 1, replayed in pass 2
@@ -300,10 +301,17 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			m.opts.Progress(1, bytesRead.Load(), totalBytes)
 		}
 		m.Events += int64(len(sp.events))
-		noteNumbers(sp, &sends[i], seen)
-		keys = m.spanKeys(sp, keys[:0], true)
+		noteNumbers(sp, &sends[i], &seen)
+		keys, _ = spanKeys(sp, keys[:0], m.internOK)
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
+		}
+		// Pass 2 looks every ID up on its inputs' goroutines, where the
+		// table cannot grow: the IDs only events name are interned now.
+		for j := range sp.events {
+			if e := &sp.events[j]; e.msg != nil && (!sp.nonCausal || e.kind == flowspec.NonCausalSend) {
+				m.intern(e.msg)
+			}
 		}
 		if !sp.nonCausal {
 			for j := range sp.events {
@@ -357,7 +365,11 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			fatal = append(fatal, fmt.Errorf("%s: no flow events: not a recording of a flow.Node nor a span log", in.Name))
 		}
 	}
-	fatal = append(fatal, m.numberNodes(inputs, recordings, sends, seen)...)
+	origs := make([]map[uint16]int, n)
+	for i := range sends {
+		origs[i] = sends[i].counts()
+	}
+	fatal = append(fatal, m.numberNodes(inputs, recordings, origs, &seen)...)
 	if len(fatal) > 0 {
 		return m, errors.Join(fatal...)
 	}
@@ -373,7 +385,6 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		settleAll(delays)
 		m.clock = buildClockModel(n, delays, m.Offsets, order)
 	}
-	m.inPass2 = true
 	for range m.ids.Len() {
 		m.trace.Append(-1)
 	}
@@ -445,13 +456,54 @@ func compactNode(id []byte) (uint16, bool) {
 	return uint16(n), true
 }
 
+// numberSet is a set of node numbers: a bitmap, as noteNumbers adds a
+// number for every message ID of pass 1.
+type numberSet [1 << 16 / 64]uint64
+
+func (s *numberSet) add(n uint16)      { s[n>>6] |= 1 << (n & 63) }
+func (s *numberSet) has(n uint16) bool { return s[n>>6]&(1<<(n&63)) != 0 }
+
+// numberCounts counts node numbers. An input originates the IDs of one
+// number, save for errors: a run of one number is counted without a map
+// access per ID.
+type numberCounts struct {
+	m    map[uint16]int
+	run  uint16
+	runN int
+}
+
+func (c *numberCounts) add(n uint16) {
+	if c.runN > 0 && n == c.run {
+		c.runN++
+		return
+	}
+	c.flush()
+	c.run, c.runN = n, 1
+}
+
+func (c *numberCounts) flush() {
+	if c.runN > 0 {
+		if c.m == nil {
+			c.m = make(map[uint16]int)
+		}
+		c.m[c.run] += c.runN
+		c.runN = 0
+	}
+}
+
+// counts returns the numbers counted and their counts, nil for none.
+func (c *numberCounts) counts() map[uint16]int {
+	c.flush()
+	return c.m
+}
+
 // noteNumbers notes the node numbers of a span's compact IDs: all of them
 // in seen, those the span originates (sends of IDs it did not receive) in
-// *orig.
-func noteNumbers(sp *rawSpan, orig *map[uint16]int, seen map[uint16]bool) {
+// orig.
+func noteNumbers(sp *rawSpan, orig *numberCounts, seen *numberSet) {
 	if sp.in != nil {
 		if n, ok := compactNode(sp.in); ok {
-			seen[n] = true
+			seen.add(n)
 		}
 	}
 	for j := range sp.events {
@@ -463,12 +515,9 @@ func noteNumbers(sp *rawSpan, orig *map[uint16]int, seen map[uint16]bool) {
 		if !ok {
 			continue
 		}
-		seen[n] = true
+		seen.add(n)
 		if sp.nonCausal || string(e.msg) != string(sp.in) {
-			if *orig == nil {
-				*orig = make(map[uint16]int)
-			}
-			(*orig)[n]++
+			orig.add(n)
 		}
 	}
 }
@@ -481,7 +530,7 @@ func noteNumbers(sp *rawSpan, orig *map[uint16]int, seen map[uint16]bool) {
 // no input.
 // A span log may fold several numbers into one node (MFT 2016 did, per
 // destination), so only flow recordings are held to one number.
-func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint16]int, seen map[uint16]bool) []error {
+func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint16]int, seen *numberSet) []error {
 	var errs []error
 	owner := make(map[uint16]int)
 	for i, orig := range sends {
@@ -512,12 +561,11 @@ func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint
 		}
 	}
 	if len(owner) > 0 {
-		for num := range seen {
-			if _, ok := owner[num]; !ok {
-				m.MissingNodes = append(m.MissingNodes, num)
+		for num := range 1 << 16 {
+			if _, ok := owner[uint16(num)]; seen.has(uint16(num)) && !ok {
+				m.MissingNodes = append(m.MissingNodes, uint16(num))
 			}
 		}
-		slices.Sort(m.MissingNodes)
 	}
 	return errs
 }
@@ -545,55 +593,44 @@ func receiptWall(sp *rawSpan) (int64, bool) {
 	return 0, false
 }
 
-// intern returns the key of a message ID, growing the per-message arrays.
+// intern returns the key of a message ID, growing the per-message arrays
+// of pass 1. Only pass 1 interns: pass 2 finds every ID in the table.
 func (m *Merger) intern(id []byte) uint32 {
-	if m.out != nil {
-		// An ID pass 1 did not intern (one only an event names, not a
-		// span's incoming or outgoing IDs): the traces being finished read
-		// the table, so let them finish first.
-		if _, ok := m.ids.Lookup(id); !ok {
-			m.out.drain()
-		}
-	}
 	k, added := m.ids.Intern(id)
 	if added {
 		m.refs.Append(0)
-		if m.inPass2 {
-			m.trace.Append(-1)
-		} else {
-			m.sendWall.Append(noDelay)
-			m.sendNode.Append(0)
-		}
+		m.sendWall.Append(noDelay)
+		m.sendNode.Append(0)
 	}
 	return k
 }
 
+func (m *Merger) internOK(id []byte) (uint32, bool) { return m.intern(id), true }
+
 // spanKeys appends the distinct message keys a span references: its
 // incoming and outgoing IDs, or only the outgoing ones for a non-causal
-// span. Both passes use it, so each (span, ID) is counted and released
-// exactly once — the reference tool released an NC span's ID once per
-// retransmission event and died on the second.
-func (m *Merger) spanKeys(sp *rawSpan, keys []uint32, add bool) []uint32 {
-	get := func(id []byte) uint32 {
-		if add {
-			return m.intern(id)
-		}
-		k, ok := m.ids.Lookup(id)
-		if !ok {
-			k = m.intern(id)
-		}
-		return k
-	}
+// span; false if key finds an ID's key not. Both passes use it, so each
+// (span, ID) is counted and released exactly once — the reference tool
+// released an NC span's ID once per retransmission event and died on the
+// second.
+func spanKeys(sp *rawSpan, keys []uint32, key func(id []byte) (uint32, bool)) ([]uint32, bool) {
 	if sp.in != nil && !sp.nonCausal {
-		keys = append(keys, get(sp.in))
+		k, ok := key(sp.in)
+		if !ok {
+			return keys, false
+		}
+		keys = append(keys, k)
 	}
 	for _, id := range sp.out {
-		k := get(id)
+		k, ok := key(id)
+		if !ok {
+			return keys, false
+		}
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
-	return keys
+	return keys, true
 }
 
 // openTrace is a trace being assembled in pass 2.
@@ -608,12 +645,9 @@ type openTrace struct {
 
 type pass2Input struct {
 	reported error // the input's end, which pass 1 already reported
-	src      source
-	sp       rawSpan
-	have     bool
-	endAt    int64 // the next span's last event, corrected
+	src      *readAhead
+	sp       *mergeSpan // the next span, nil at the end
 	span     uint32
-	node     uint16
 }
 
 // pass2 replays the spans pass 1 logged; an input's end (io.EOF or the
@@ -631,7 +665,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		if err != nil {
 			return err
 		}
-		ins = append(ins, &pass2Input{src: newReadAhead(src), node: uint16(i), reported: l.endErr})
+		conv := &spanConverter{m: m, node: uint16(i), clockAt: -1, texts: make(map[string]string)}
+		ins = append(ins, &pass2Input{src: newConvertingReadAhead(src, conv), reported: l.endErr})
 	}
 	defer func() {
 		for _, in := range ins {
@@ -639,11 +674,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		}
 	}()
 	advance := func(in *pass2Input) {
-		err := in.src.next(&in.sp)
-		in.have = err == nil
-		if in.have {
-			in.endAt = m.correct(in.node, in.sp.lastWall)
-		}
+		var err error
+		in.sp, err = in.src.nextMerged()
 		if err != nil && !errors.Is(err, io.EOF) && err != in.reported {
 			m.Errors = append(m.Errors, err)
 		}
@@ -657,20 +689,36 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		nopen   int
 		nevents int64
 		done    int64
-		keys    []uint32
 		created int
 	)
+	// Open traces are recycled, their events' memory too: a released
+	// trace's events are copied into the arena the Trace takes them from.
+	var spare []*openTrace
+	var arena traceArena
+	recycle := func(t *openTrace) {
+		if cap(t.events) <= 1024 {
+			spare = append(spare, t)
+		}
+	}
 	newTrace := func() int32 {
 		nopen++
 		m.PeakOpenTraces = max(m.PeakOpenTraces, nopen)
 		created++
-		if n := len(free); n > 0 {
-			t := free[n-1]
-			free = free[:n-1]
-			traces[t] = &openTrace{index: created - 1, events: make([]Event, 0, 8)}
-			return t
+		var t *openTrace
+		if n := len(spare); n > 0 {
+			t = spare[n-1]
+			spare = spare[:n-1]
+			*t = openTrace{index: created - 1, events: t.events[:0], keys: t.keys[:0]}
+		} else {
+			t = &openTrace{index: created - 1, events: make([]Event, 0, 8)}
 		}
-		traces = append(traces, &openTrace{index: created - 1, events: make([]Event, 0, 8)})
+		if n := len(free); n > 0 {
+			ti := free[n-1]
+			free = free[:n-1]
+			traces[ti] = t
+			return ti
+		}
+		traces = append(traces, t)
 		return int32(len(traces) - 1)
 	}
 	out := newTraceOut(m, fn)
@@ -683,18 +731,15 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		for _, k := range t.keys {
 			(*m.trace.at(int(k))) = -1
 		}
+		defer recycle(t)
 		if out.failed.Load() {
 			return
 		}
-		incomplete = incomplete || t.truncated
-		tr := &Trace{Index: t.index, Events: t.events, Incomplete: incomplete, UnfinishedSpans: t.unfinished, m: m}
-		tr.Messages = make([]int32, len(t.keys))
-		for i, k := range t.keys {
-			tr.Messages[i] = int32(k)
-		}
+		tr := arena.trace()
+		*tr = Trace{Index: t.index, Events: arena.events(t.events), Incomplete: incomplete || t.truncated,
+			UnfinishedSpans: t.unfinished, Messages: arena.messages(t.keys), m: m}
 		out.send(tr)
 	}
-	m.out = out
 	// join adds key k to trace ti, merging k's trace into it if k has one.
 	join := func(ti int32, k uint32) int32 {
 		other := (*m.trace.at(int(k)))
@@ -728,6 +773,7 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		a.index = min(a.index, b.index)
 		traces[other] = nil
 		free = append(free, other)
+		recycle(b)
 		nopen--
 		return ti
 	}
@@ -743,41 +789,34 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		// The input whose next span ends first after clock correction.
 		var in *pass2Input
 		for _, c := range ins {
-			if c.have && (in == nil || c.endAt < in.endAt) {
+			if c.sp != nil && (in == nil || c.sp.endAt < in.sp.endAt) {
 				in = c
 			}
 		}
 		if in == nil {
 			break
 		}
-		sp := &in.sp
+		sp := in.sp
 		in.span++
-		done += int64(len(sp.events))
+		done += int64(sp.nevents)
 		if m.opts.Progress != nil && in.span%1024 == 0 {
 			m.opts.Progress(2, done, m.Events)
 		}
 		if sp.nonCausal {
 			// Only the sends of a non-causal span matter: each becomes a
-			// Retransmission event in its message's trace.
-			keys = m.spanKeys(sp, keys[:0], false)
-			for j := range sp.events {
-				e := &sp.events[j]
-				if e.kind != flowspec.NonCausalSend || e.msg == nil {
-					continue
-				}
-				k, ok := m.ids.Lookup(e.msg)
-				if !ok {
-					k = m.intern(e.msg)
-				}
+			// Retransmission event in its message's trace (its events are
+			// those).
+			for _, e := range sp.events {
+				k := uint32(e.Msg)
 				ti := (*m.trace.at(int(k)))
 				if ti < 0 {
 					ti = newTrace()
 					ti = join(ti, k)
 				}
-				traces[ti].events = append(traces[ti].events, m.event(in, e, int32(k), uint32(j)))
+				traces[ti].events = append(traces[ti].events, e)
 				nevents++
 			}
-			for _, k := range keys {
+			for _, k := range sp.keys {
 				if ti := (*m.trace.at(int(k))); ti >= 0 {
 					release(ti, k)
 					if traces[ti].open == 0 {
@@ -788,9 +827,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 				}
 			}
 		} else {
-			keys = m.spanKeys(sp, keys[:0], false)
 			ti := int32(-1)
-			for _, k := range keys {
+			for _, k := range sp.keys {
 				if (*m.trace.at(int(k))) >= 0 {
 					ti = (*m.trace.at(int(k)))
 					break
@@ -799,19 +837,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 			if ti < 0 {
 				ti = newTrace()
 			}
-			for _, k := range keys {
+			for _, k := range sp.keys {
 				ti = join(ti, k)
-			}
-			// The reference tool shows the bytes read as the message the
-			// span handled (not one it discarded).
-			var inKey int32 = -1
-			if sp.in != nil {
-				for j := range sp.events {
-					if e := &sp.events[j]; e.kind == flowspec.HandleStart && string(e.msg) == string(sp.in) {
-						inKey = int32(keys[0])
-						break
-					}
-				}
 			}
 			t := traces[ti]
 			t.truncated = t.truncated || sp.truncated
@@ -819,22 +846,9 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 				t.unfinished++
 				m.UnfinishedSpans++
 			}
-			for j := range sp.events {
-				e := &sp.events[j]
-				k := int32(-1)
-				if e.msg != nil {
-					kk, ok := m.ids.Lookup(e.msg)
-					if !ok {
-						kk = m.intern(e.msg)
-					}
-					k = int32(kk)
-				} else if e.kind == flowspec.Received {
-					k = inKey
-				}
-				t.events = append(t.events, m.event(in, e, k, uint32(j)))
-			}
+			t.events = append(t.events, sp.events...)
 			nevents += int64(len(sp.events))
-			for _, k := range keys {
+			for _, k := range sp.keys {
 				release(ti, k)
 			}
 			if t.open == 0 {
@@ -857,12 +871,64 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 	return ferr
 }
 
+// traceArena allocates the Traces pass 2 releases, their events and
+// messages in blocks: an allocation per trace, of memory the collector
+// scans, cost more than the merging. A Trace's slices are capped, so
+// that appending to them cannot write over another trace's.
+type traceArena struct {
+	traces []Trace
+	evs    []Event
+	msgs   []int32
+}
+
+const (
+	arenaTraces = 64
+	arenaEvents = 256
+)
+
+func (a *traceArena) trace() *Trace {
+	if len(a.traces) == cap(a.traces) {
+		a.traces = make([]Trace, 0, arenaTraces)
+	}
+	a.traces = a.traces[:len(a.traces)+1]
+	return &a.traces[len(a.traces)-1]
+}
+
+// events returns a copy of evs.
+func (a *traceArena) events(evs []Event) []Event {
+	if cap(a.evs)-len(a.evs) < len(evs) {
+		a.evs = make([]Event, 0, max(arenaEvents, len(evs)))
+	}
+	start := len(a.evs)
+	a.evs = append(a.evs, evs...)
+	return a.evs[start:len(a.evs):len(a.evs)]
+}
+
+// messages returns the keys as a trace's messages.
+func (a *traceArena) messages(keys []uint32) []int32 {
+	if cap(a.msgs)-len(a.msgs) < len(keys) {
+		a.msgs = make([]int32, 0, max(arenaEvents, len(keys)))
+	}
+	start := len(a.msgs)
+	for _, k := range keys {
+		a.msgs = append(a.msgs, int32(k))
+	}
+	return a.msgs[start:len(a.msgs):len(a.msgs)]
+}
+
 // correct returns a raw wall time of a node in the common time: less the
 // node's clock offset at that time.
 func (m *Merger) correct(node uint16, wall int64) int64 {
+	k := -1
+	return m.correctFrom(node, wall, &k)
+}
+
+// correctFrom is correct for a reader of times in order, with the clock
+// model's estimate found last in *k (clockModel.atFrom).
+func (m *Merger) correctFrom(node uint16, wall int64, k *int) int64 {
 	off := m.Offsets[node]
 	if m.clock != nil {
-		off = m.clock.at(int(node), wall-off)
+		off = m.clock.atFrom(int(node), wall-off, k)
 	}
 	return wall - off
 }
@@ -870,23 +936,3 @@ func (m *Merger) correct(node uint16, wall int64) int64 {
 // OffsetAt returns node i's estimated clock offset at its raw wall time
 // wall, ns: corrected time = wall - offset.
 func (m *Merger) OffsetAt(i int, wall int64) int64 { return wall - m.correct(uint16(i), wall) }
-
-// event converts a raw event of input in.
-func (m *Merger) event(in *pass2Input, e *rawEvent, msg int32, seq uint32) Event {
-	ev := Event{
-		Nano: e.nano, Wall: m.correct(in.node, e.wall), RawWall: e.wall,
-		Msg: msg, Thread: e.thread, Span: in.span, Ordinal: in.sp.ordinal, Seq: seq,
-		Node: in.node, Kind: e.kind, Unfinished: in.sp.unfinished,
-	}
-	if len(e.text) > 0 {
-		s, ok := m.texts[string(e.text)]
-		if !ok {
-			s = string(e.text)
-			if len(m.texts) < maxTexts {
-				m.texts[s] = s
-			}
-		}
-		ev.Text = s
-	}
-	return ev
-}

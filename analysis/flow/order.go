@@ -52,7 +52,8 @@ func (t *Trace) order() {
 		}
 		return cmp.Compare(int64(a.Seq), int64(b.Seq))
 	})
-	var queues [][]Event
+	queues := m.queues[:0]
+	defer func() { clear(queues); m.queues = queues[:0] }()
 	for i := 0; i < len(src); {
 		j := i + 1
 		for j < len(src) && src[j].Node == src[i].Node {
@@ -61,13 +62,8 @@ func (t *Trace) order() {
 		queues = append(queues, src[i:j])
 		i = j
 	}
-	// sent tracks, per message with a transmission in the trace, whether
-	// one has been placed. Traces hold few messages: a slice beats a map.
-	type sendState struct {
-		msg  int32
-		sent bool
-	}
-	var sends []sendState
+	sends := m.sends[:0]
+	defer func() { m.sends = sends[:0] }()
 	find := func(msg int32) int {
 		for i := range sends {
 			if sends[i].msg == msg {
@@ -117,6 +113,13 @@ func (t *Trace) order() {
 		out = append(out, e)
 	}
 	t.Events = out
+}
+
+// sendState tracks, per message with a transmission in a trace, whether
+// one has been placed. Traces hold few messages: a slice beats a map.
+type sendState struct {
+	msg  int32
+	sent bool
 }
 
 // nodeRank returns each node's position in name order.

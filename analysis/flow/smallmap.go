@@ -68,3 +68,20 @@ func (s *smallMap[K, V]) get(k K) V {
 }
 
 func (s *smallMap[K, V]) len() int { return len(s.keys) }
+
+// appendTo appends e to k's slice. A key new to the map takes the memory
+// of the slice an earlier trace left at its index, so that the per-trace
+// lists (a node's receptions, a span's tags) do not allocate per trace.
+func appendTo[K comparable, E any](s *smallMap[K, []E], k K, e E) {
+	i := s.find(k)
+	if i < 0 {
+		i = len(s.vals)
+		var spare []E
+		if i < cap(s.vals) {
+			spare = s.vals[:i+1][i][:0]
+		}
+		v, _ := s.at(k)
+		*v = spare
+	}
+	s.vals[i] = append(s.vals[i], e)
+}

@@ -35,41 +35,29 @@ type Stats struct {
 
 	interceptors map[string]map[string]*acc // trace tag -> Command@Interceptor -> self time (ns)
 
-	// The route counters and distributions by tag and node numbers of a
-	// merge, found without hashing the node names per message.
-	routeOf             map[nodePair]*RouteCounts
-	latencyOf, handleOf map[nodePair]*dist
+	lastTag   string // the tag s.tag found last, and its figures
+	lastStats *tagStats
+	svc       byNumber[dist] // services by node number
 
 	scratch statsScratch
 }
 
-// nodePair keys the caches of a tag's figures by two nodes of a merge.
-type nodePair struct {
-	ts       *tagStats
-	m        *Merger
-	from, to uint16
+// byNumber finds the figures the reports key by node names again by the
+// node numbers of one merge, in a table of nodes or node pairs, so that
+// a message costs no hashing of names. A trace of another merge starts
+// the table over.
+type byNumber[V any] struct {
+	m    *Merger
+	vals []*V
 }
 
-// route returns the message counts a -> b of tag ts.
-func (s *Stats) route(ts *tagStats, m *Merger, a, b uint16) *RouteCounts {
-	return byNodes(s.routeOf, nodePair{ts, m, a, b}, ts.routes, func() [2]string { return [2]string{m.Nodes[a], m.Nodes[b]} })
-}
-
-// latency returns the one-way latency a -> b of tag ts.
-func (s *Stats) latency(ts *tagStats, m *Merger, a, b uint16) *dist {
-	return byNodes(s.latencyOf, nodePair{ts, m, a, b}, ts.latency, func() [2]string { return [2]string{m.Nodes[a], m.Nodes[b]} })
-}
-
-// handle returns the incoming-to-handle times of node b for tag ts.
-func (s *Stats) handle(ts *tagStats, m *Merger, b uint16) *dist {
-	return byNodes(s.handleOf, nodePair{ts, m, 0, b}, ts.handle, func() string { return m.Nodes[b] })
-}
-
-// byNodes returns the entry of byName under name(), created if absent.
-// The reports key entries by node names; cache finds an entry again by
-// node numbers, so that a hit builds no name key.
-func byNodes[N comparable, V any](cache map[nodePair]*V, k nodePair, byName map[N]*V, name func() N) *V {
-	if v, ok := cache[k]; ok {
+// get returns the entry of byName for node number i (a pair's index),
+// created under name() if absent.
+func getByNumber[N comparable, V any](c *byNumber[V], m *Merger, size, i int, byName map[N]*V, name func() N) *V {
+	if c.m != m {
+		c.m, c.vals = m, make([]*V, size)
+	}
+	if v := c.vals[i]; v != nil {
 		return v
 	}
 	n := name()
@@ -78,8 +66,25 @@ func byNodes[N comparable, V any](cache map[nodePair]*V, k nodePair, byName map[
 		v = new(V)
 		byName[n] = v
 	}
-	cache[k] = v
+	c.vals[i] = v
 	return v
+}
+
+// route returns the message counts a -> b of tag ts.
+func (s *Stats) route(ts *tagStats, m *Merger, a, b uint16) *RouteCounts {
+	n := len(m.Nodes)
+	return getByNumber(&ts.routeOf, m, n*n, int(a)*n+int(b), ts.routes, func() [2]string { return [2]string{m.Nodes[a], m.Nodes[b]} })
+}
+
+// latency returns the one-way latency a -> b of tag ts.
+func (s *Stats) latency(ts *tagStats, m *Merger, a, b uint16) *dist {
+	n := len(m.Nodes)
+	return getByNumber(&ts.latencyOf, m, n*n, int(a)*n+int(b), ts.latency, func() [2]string { return [2]string{m.Nodes[a], m.Nodes[b]} })
+}
+
+// handle returns the incoming-to-handle times of node b for tag ts.
+func (s *Stats) handle(ts *tagStats, m *Merger, b uint16) *dist {
+	return getByNumber(&ts.handleOf, m, len(m.Nodes), int(b), ts.handle, func() string { return m.Nodes[b] })
 }
 
 // statsScratch holds Add's per-trace tables, reused from trace to trace:
@@ -136,7 +141,6 @@ func NewStats() *Stats {
 	return &Stats{
 		tags: make(map[string]*tagStats), services: make(map[string]*dist),
 		traceTags: make(map[string]*traceTagStats), interceptors: make(map[string]map[string]*acc),
-		routeOf: make(map[nodePair]*RouteCounts), latencyOf: make(map[nodePair]*dist), handleOf: make(map[nodePair]*dist),
 	}
 }
 
@@ -144,6 +148,10 @@ type tagStats struct {
 	handle  map[string]*dist           // receiving node -> incoming-to-handle delay
 	routes  map[[2]string]*RouteCounts // sender, receiver
 	latency map[[2]string]*dist        // sender, receiver -> one-way latency
+
+	// The same figures by the node numbers of a merge.
+	routeOf             byNumber[RouteCounts]
+	latencyOf, handleOf byNumber[dist]
 }
 
 // RouteCounts are the counters of one route (sender -> receiver). Every
@@ -227,8 +235,7 @@ func (s *Stats) addMessages(t *Trace) {
 				*in = e
 			}
 		case flowspec.MessageTag:
-			tags, _ := msgTags.at(k)
-			*tags = append(*tags, e.Text)
+			appendTo(msgTags, k, e.Text)
 		}
 	}
 	s.missing = t.m.MissingNodes
@@ -261,14 +268,12 @@ func (s *Stats) addMessages(t *Trace) {
 				if in := incoming.get(sk); in != nil {
 					r.ev = in
 				}
-				recs, _ := byNode.at(e.Node)
-				*recs = append(*recs, r)
+				appendTo(byNode, e.Node, r)
 				for _, tg := range msgTags.get(sk) {
 					tagSet.at(tg)
 				}
 			case flowspec.Discard:
-				recs, _ := byNode.at(e.Node)
-				*recs = append(*recs, reception{ev: e, discard: true})
+				appendTo(byNode, e.Node, reception{ev: e, discard: true})
 				for _, tg := range msgTags.get(sk) {
 					tagSet.at(tg)
 				}
@@ -389,11 +394,15 @@ func (s *Stats) addMessages(t *Trace) {
 }
 
 func (s *Stats) tag(name string) *tagStats {
+	if s.lastStats != nil && name == s.lastTag {
+		return s.lastStats
+	}
 	ts := s.tags[name]
 	if ts == nil {
 		ts = &tagStats{handle: make(map[string]*dist), routes: make(map[[2]string]*RouteCounts), latency: make(map[[2]string]*dist)}
 		s.tags[name] = ts
 	}
+	s.lastTag, s.lastStats = name, ts
 	return ts
 }
 
@@ -418,13 +427,9 @@ func (s *Stats) addServices(t *Trace) {
 		sp := &spans.vals[i]
 		sp.first, sp.last = min(sp.first, e.Nano), max(sp.last, e.Nano)
 	}
+	m := t.m
 	for i, ref := range spans.keys {
-		name := t.m.Nodes[ref.Node]
-		d := s.services[name]
-		if d == nil {
-			d = &dist{}
-			s.services[name] = d
-		}
+		d := getByNumber(&s.svc, m, len(m.Nodes), int(ref.Node), s.services, func() string { return m.Nodes[ref.Node] })
 		d.add(spans.vals[i].last - spans.vals[i].first)
 	}
 }
@@ -469,12 +474,10 @@ func (s *Stats) addTrace(t *Trace) {
 		switch e.Kind {
 		case flowspec.HandleStart:
 			if e.Msg >= 0 {
-				h, _ := handling.at(e.Msg)
-				*h = append(*h, sk)
+				appendTo(handling, e.Msg, sk)
 			}
 		case flowspec.MessageTag:
-			tags, _ := spanTags.at(sk)
-			*tags = append(*tags, e.Text)
+			appendTo(spanTags, sk, e.Text)
 		}
 	}
 	for _, k := range t.Messages {

@@ -3,7 +3,6 @@ package flow
 import (
 	"cmp"
 	"slices"
-	"sync"
 	"sync/atomic"
 )
 
@@ -14,18 +13,15 @@ import (
 // one goroutine the merging pass used one core.
 //
 // What the finishing reads of the Merger (node and thread names, message
-// texts) is fixed during the merging pass except the message IDs, which
-// the merge adds to in the rare case of an ID its first pass did not
-// intern: it calls drain first, so no trace is being finished meanwhile.
+// texts) is fixed during the merging pass: only pass 1 interns IDs.
 type traceOut struct {
-	m       *Merger
-	fn      func(*Trace) error
-	ch      chan []*Trace
-	batch   []*Trace // being filled
-	done    chan struct{}
-	pending sync.WaitGroup // batches sent and not yet handed to fn
-	failed  atomic.Bool    // fn returned an error: the merge stops
-	err     error          // fn's error, read after close
+	m      *Merger
+	fn     func(*Trace) error
+	ch     chan []*Trace
+	batch  []*Trace // being filled
+	done   chan struct{}
+	failed atomic.Bool // fn returned an error: the merge stops
+	err    error       // fn's error, read after close
 	// counted by the finishing goroutine, added to the Merger at close
 	traces, incomplete int
 	inconsistencies    int64
@@ -61,7 +57,6 @@ func (o *traceOut) run() {
 				}
 			}
 		}
-		o.pending.Done()
 	}
 }
 
@@ -131,15 +126,8 @@ func (o *traceOut) flush() {
 	if len(o.batch) == 0 {
 		return
 	}
-	o.pending.Add(1)
 	o.ch <- o.batch
 	o.batch = make([]*Trace, 0, traceOutBatch)
-}
-
-// drain waits until every trace sent has been handed to fn.
-func (o *traceOut) drain() {
-	o.flush()
-	o.pending.Wait()
 }
 
 // close waits for the last trace and returns fn's error, if any.
