@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -129,6 +131,32 @@ func TestNoFlowEvents(t *testing.T) {
 	_, err := Merge(ins, nil, func(*Trace) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "other.jfr: no flow events") {
 		t.Errorf("err = %v, want other.jfr refused", err)
+	}
+}
+
+// TestUnreadableInput: inputs of which nothing could be read (missing,
+// empty, a directory) are refused with their errors when no input was
+// read, instead of merged into a report of empty nodes (which printed NaN
+// figures before the error); beside inputs that were read, one counts as
+// finished, as a damaged one does, and its error is reported.
+func TestUnreadableInput(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jfr")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.jfr")
+	for _, path := range []string{missing, empty, dir} {
+		_, err := Merge([]Input{FileInput(path)}, nil, func(*Trace) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s alone: err = %v, want the input refused by name", path, err)
+		}
+	}
+	ins := append(exampleInputs(t, "ex1"), FileInput(missing))
+	traces := 0
+	m, err := Merge(ins, nil, func(*Trace) error { traces++; return nil })
+	if err != nil || traces == 0 || len(m.Errors) != 1 || !strings.Contains(m.Errors[0].Error(), missing) {
+		t.Errorf("beside readable inputs: %d traces, errors %v, err %v; want the others merged and the missing one reported", traces, m.Errors, err)
 	}
 }
 

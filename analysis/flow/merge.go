@@ -184,6 +184,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	// read (pass 2 reads it again up to the same point, releasing what
 	// pass 1 counted, and does not report the error twice).
 	failed := make([]uint8, len(inputs))
+	inputErr := make([]error, len(inputs)) // why an input failed
 	n := len(inputs)
 	minDelay := make([]int64, n*n)
 	for i := range minDelay {
@@ -241,7 +242,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		src, err := openSource(countReads(in, &bytesRead), m.opts.TempDir)
 		if err != nil {
 			m.Errors = append(m.Errors, err)
-			failed[i] = 1
+			failed[i], inputErr[i] = 1, err
 			continue
 		}
 		_, recordings[i] = src.(*jfrSource)
@@ -262,7 +263,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				m.Errors = append(m.Errors, err)
-				failed[in.i] = 2
+				failed[in.i], inputErr[in.i] = 2, err
 			}
 			m.Nodes[in.i] = in.src.node()
 			m.Threads[in.i] = slices.Clone(in.src.threads())
@@ -360,9 +361,18 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			}
 		}
 	}
+	read := slices.ContainsFunc(spans, func(n int64) bool { return n > 0 })
 	for i, in := range inputs {
-		if spans[i] == 0 && failed[i] == 0 {
+		switch {
+		case spans[i] > 0:
+		case failed[i] == 0:
 			fatal = append(fatal, fmt.Errorf("%s: no flow events: not a recording of a flow.Node nor a span log", in.Name))
+		case !read:
+			// No input gave a span (each missing, a directory, not a
+			// recording): there is nothing to report, where a report
+			// of empty nodes showed NaN. Beside inputs that were read,
+			// one that failed counts as finished, as damage does.
+			fatal = append(fatal, inputErr[i])
 		}
 	}
 	origs := make([]map[uint16]int, n)
