@@ -224,12 +224,19 @@ func demoIO(ctx context.Context) {
 		return
 	}
 	body := []byte(strings.Repeat("flightrec demo ", 1000))
+	export := bytes.Repeat([]byte("flightrec export "), 1<<20) // 17 MiB
 	// /api/report answers after 30 ms, as a slow backend does: the
 	// client's read of it waits past the socket thresholds (10 ms in
-	// profile, 20 in default).
+	// profile, 20 in default). /api/export is a large download to a slow
+	// consumer (demoSlowDownload): the server's write waits for the
+	// client to drain the socket.
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/report" {
+		switch r.URL.Path {
+		case "/api/report":
 			time.Sleep(30 * time.Millisecond)
+		case "/api/export":
+			w.Write(export)
+			return
 		}
 		w.Write(body)
 	})}
@@ -239,6 +246,9 @@ func demoIO(ctx context.Context) {
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	base := "http://localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	var slow sync.WaitGroup
+	slow.Go(func() { demoSlowDownload(ctx, base+"/api/export") })
+	defer slow.Wait()
 
 	dir, err := os.MkdirTemp("", "flightrec-demo-")
 	if err != nil {
@@ -277,5 +287,33 @@ func demoIO(ctx context.Context) {
 			}
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// demoSlowDownload fetches url once a second and reads it slowly, 64 KiB
+// a millisecond, as a client on a slow link does: the server's write of
+// the response waits on the full socket (jdk.SocketWrite past the
+// thresholds, JMC's Socket Write Peak Duration rule).
+func demoSlowDownload(ctx context.Context, url string) {
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	buf := make([]byte, 64<<10)
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return
+		}
+		for ctx.Err() == nil {
+			if _, err := resp.Body.Read(buf); err != nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		resp.Body.Close()
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
 	}
 }
