@@ -86,19 +86,7 @@ func TestSlowWriteLeavesBuffersFree(t *testing.T) {
 	}
 	close(sf.release)
 	released = true
-	if err := rec.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	eachEvent(t, data, func(ev *jfr.Event) {
-		if ev.Type.Name == "test.Counted" {
-			n++
-		}
-	})
+	n := stopAndCount(t, rec, path)
 	if want := emitted - int(s.DroppedEvents.Load()); n != want {
 		t.Errorf("%d events in the file, want %d", n, want)
 	}
@@ -195,6 +183,15 @@ func TestLateFlusherGrowsPool(t *testing.T) {
 	}
 	stopped = true
 	close(release)
+	if n := stopAndCount(t, rec, path); n != emitted {
+		t.Errorf("the file holds %d of the %d events", n, emitted)
+	}
+}
+
+// stopAndCount stops rec and returns how many test.Counted events its
+// file, path, holds.
+func stopAndCount(t *testing.T, rec *Recording, path string) int {
+	t.Helper()
 	if err := rec.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +205,5 @@ func TestLateFlusherGrowsPool(t *testing.T) {
 			n++
 		}
 	})
-	if n != emitted {
-		t.Errorf("the file holds %d of the %d events", n, emitted)
-	}
+	return n
 }
