@@ -34,16 +34,18 @@ func bufferCount() int { return min(maxBuffers, max(minBuffers, 2*runtime.GOMAXP
 // transient buffers when its global ones run out.
 func bufferLimit() int { return max(bufferCount(), min(maxBuffers, 3*bufferCount())) }
 
-// growPool grows s's buffers by half its first count when fewer than a quarter were left
-// free at some moment since the flusher last looked: the flusher was kept
-// from running while the emitters filled them. Woken, it waits in a run
-// queue, and behind 10,000 goroutines woken by their timers every
-// millisecond, which each push it out of its P's runnext slot, that wait
-// was 100-280 ms (the emitters meanwhile filled 3-9 MB); with the third
-// of the buffers that a flush being written holds, the emitters ran out
-// and dropped events (README, "Many goroutines"). The next such wait
-// then finds buffers free. It allocates 1 MiB a step (st) and reports
-// whether the pool grew.
+// growPool adds half of s's first count of buffers when fewer than a
+// quarter were free at some moment since the flusher last looked: the
+// flusher was kept from running while the emitters filled them. Woken, it
+// waits in a run queue, and behind 10,000 goroutines woken by their
+// timers every millisecond, which each push it out of its P's runnext
+// slot, that wait was 100-280 ms (the emitters meanwhile filled 3-9 MB);
+// with the third of the buffers that a flush being written holds, the
+// emitters ran out and dropped events (README, "Where the idle drops came
+// from"). The next such wait then finds buffers free. It runs pinned, in
+// steps (st) of 8 buffers: unpinned to allocate, the flusher lost its P
+// for 180 ms, and the emitters their buffers. It reports whether the pool
+// grew.
 func growPool(s *batch.Session, st *steps) bool {
 	if s.LowFree() >= s.Buffers()/4 {
 		return false
@@ -352,10 +354,6 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	st := newSteps()
 	st.begin()
 	defer st.end()
-	// grow grows the pool (growPool) pinned, in steps: unpinned to
-	// allocate, the flusher lost its P for 180 ms, and the emitters their
-	// buffers.
-	grow := func() { growPool(s, st) }
 	drain := func() {
 		defer phaseSince(phaseDrain, phaseStart())
 		for {
@@ -445,7 +443,7 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 				wokenHook()
 				st.begin()
 			}
-			grow()
+			growPool(s, st)
 		}
 		switch what {
 		case wake:
