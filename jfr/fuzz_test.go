@@ -339,22 +339,10 @@ func TestInProgressChunk(t *testing.T) {
 		b := bytes.Clone(first)
 		b[64] = state
 		b = append(b, "half-written events after the last flush"...)
-		for _, name := range []string{"stream", "bytes"} {
-			rd := NewReader(bytes.NewReader(b), nil)
-			if name == "bytes" {
-				rd = NewBytesReader(b, nil)
-			}
-			var ev Event
-			n := 0
-			for {
-				err := rd.ReadEvent(&ev)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatalf("state %d, %s: %v", state, name, err)
-				}
-				n++
+		eachReader(b, func(name string, rd *Reader) {
+			n, err := readToEnd(rd)
+			if err != nil {
+				t.Fatalf("state %d, %s: %v", state, name, err)
 			}
 			if n != 3 {
 				t.Errorf("state %d, %s: %d events, want 3", state, name, n)
@@ -362,6 +350,27 @@ func TestInProgressChunk(t *testing.T) {
 			if rd.Chunk().Header.Finished() {
 				t.Errorf("state %d: chunk reported finished", state)
 			}
+		})
+	}
+}
+
+// eachReader calls f with a Reader of b over an io.Reader ("stream") and
+// one in place ("bytes").
+func eachReader(b []byte, f func(name string, rd *Reader)) {
+	f("stream", NewReader(bytes.NewReader(b), nil))
+	f("bytes", NewBytesReader(b, nil))
+}
+
+// readToEnd reads rd to its end: how many events it read, and the
+// error that stopped it (nil at the end of the data).
+func readToEnd(rd *Reader) (int, error) {
+	var ev Event
+	for n := 0; ; n++ {
+		if err := rd.ReadEvent(&ev); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return n, err
 		}
 	}
 }
@@ -374,23 +383,11 @@ func TestChunkAfterOpenChunk(t *testing.T) {
 	file := smallRecording(t)
 	b := bytes.Clone(file)
 	b[64] = 1 // the first chunk in progress
-	for _, name := range []string{"stream", "bytes"} {
-		rd := NewReader(bytes.NewReader(b), nil)
-		if name == "bytes" {
-			rd = NewBytesReader(b, nil)
-		}
-		var ev Event
-		n := 0
-		var err error
-		for err == nil {
-			if err = rd.ReadEvent(&ev); err == nil {
-				n++
-			}
-		}
-		if !errors.Is(err, io.EOF) || n != 6 {
+	eachReader(b, func(name string, rd *Reader) {
+		if n, err := readToEnd(rd); err != nil || n != 6 {
 			t.Errorf("%s: %d events, %v; want the 6 of both chunks", name, n, err)
 		}
-	}
+	})
 	spans, err := ScanChunksAt(bytes.NewReader(b), int64(len(b)), nil)
 	if err != nil || len(spans) != 2 {
 		t.Errorf("ScanChunksAt: %d chunks, %v; want 2", len(spans), err)

@@ -19,16 +19,9 @@ import (
 func countEvents(t *testing.T, data []byte) (events, chunks int) {
 	t.Helper()
 	r := NewBytesReader(data, nil)
-	var ev Event
-	for {
-		err := r.ReadEvent(&ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		events++
+	events, err := readToEnd(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return events, r.Chunk().Index + 1
 }
