@@ -436,7 +436,22 @@ func TestKilled(t *testing.T) {
 		skipIfCannotExec(t, err)
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	// Kill half a flush period after the first flush is in the file. A
+	// fixed sleep of 2.5 s from the start killed the child before its
+	// first flush on a loaded machine (load 9 on 2 cores).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if data, err := os.ReadFile(path); err == nil {
+			if n, _ := countCounted(data); n > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no flush in the child's file within a minute")
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Kill()
 	cmd.Wait()
 	data, err := os.ReadFile(path)

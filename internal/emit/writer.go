@@ -77,7 +77,8 @@ func (w Writer) Time(t time.Time) Writer {
 	if t.IsZero() {
 		return w.Varint(0)
 	}
-	return w.Varint(uint64(clock.TicksAt(t.UnixNano())))
+	w.i = putVarintWide(w.out, w.i, uint64(clock.TicksAt(t.UnixNano())))
+	return w
 }
 
 // UnixNanos writes an int64 field of content type timestamp, ns since the
@@ -86,7 +87,8 @@ func (w Writer) UnixNanos(ns int64) Writer {
 	if ns == 0 {
 		return w.Varint(0)
 	}
-	return w.Varint(uint64(clock.TicksAt(ns)))
+	w.i = putVarintWide(w.out, w.i, uint64(clock.TicksAt(ns)))
+	return w
 }
 
 // CachedKey returns the pool key of s if the buffer pooled it already
