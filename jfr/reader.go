@@ -214,7 +214,11 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	}
 	if err := r.readBody(h.Size); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, fail(off+int64(len(r.buf)), fmt.Errorf("%w: chunk of %d bytes ends after %d", ErrTruncated, h.Size, len(r.buf)))
+			// A truncated file or a corrupt size: either way the size
+			// field is what cannot be right, so the error is at it. (The
+			// message gives no file offset: a caller reading a chunk
+			// alone rebases only FormatError.Offset.)
+			return nil, fail(off+8, fmt.Errorf("%w: the chunk size field says %d bytes, and the file ends %d bytes into the chunk", ErrTruncated, h.Size, len(r.buf)))
 		}
 		return nil, fail(off+int64(len(r.buf)), err)
 	}
