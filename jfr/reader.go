@@ -290,15 +290,21 @@ func (r *Reader) readHeader(off int64) (int, error) {
 		return HeaderSize, nil
 	}
 	if cap(r.buf) < HeaderSize {
-		r.buf = make([]byte, HeaderSize, 1<<20)
+		// readBody gives the buffer its size, once the header says it.
+		r.buf = make([]byte, HeaderSize)
 	}
 	r.buf = r.buf[:HeaderSize]
 	return io.ReadFull(r.r, r.buf)
 }
 
-// initialChunkBuffer is how much memory a chunk header alone can make the
-// reader allocate.
-const initialChunkBuffer = 64 << 20
+const (
+	// initialChunkBuffer is how much memory a chunk header alone can make
+	// the reader allocate.
+	initialChunkBuffer = 64 << 20
+	// minChunkBuffer is the least a chunk buffer is given, so that a
+	// recording of small chunks growing in size allocates once.
+	minChunkBuffer = 1 << 20
+)
 
 // readBody reads the rest of a chunk of the given size into r.buf, growing
 // the buffer as data arrives so that a corrupt size cannot make the reader
@@ -318,7 +324,7 @@ func (r *Reader) readBody(size int64) error {
 		// the data arrives.
 		want := min(size, max(2*have, initialChunkBuffer))
 		if int64(cap(r.buf)) < want {
-			nb := make([]byte, have, want)
+			nb := make([]byte, have, max(want, minChunkBuffer))
 			copy(nb, r.buf)
 			r.buf = nb
 		}
