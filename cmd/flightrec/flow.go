@@ -178,14 +178,19 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	var filter flow.Filter
 	filter.Tag, filter.Node = flagString(fs, "tag"), flagString(fs, "node")
 	filter.MinDuration = int64(fs.Lookup("min-duration").Value.(flag.Getter).Get().(time.Duration))
+	if filter.MinDuration < 0 {
+		return cli.Usagef("--min-duration %v: want a duration of 0 or more", time.Duration(filter.MinDuration))
+	}
 	for _, b := range []struct {
 		name string
 		to   *int64
 	}{{"since", &filter.Since}, {"until", &filter.Until}} {
 		if v := flagString(fs, b.name); v != "" {
+			// time.Parse's error quotes the layout's reference time
+			// ("cannot parse "yesterday" as "2006""), not what is wanted.
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
-				return cli.Usagef("--%s: %v", b.name, err)
+				return cli.Usagef("--%s %q: want an RFC 3339 time, such as 2026-11-27T21:00:00Z or 2026-11-27T22:00:00.5+01:00", b.name, v)
 			}
 			*b.to = t.UnixNano()
 		}
