@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -282,6 +283,10 @@ func TestReaderErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := int(c.Header.Size)
+	// The first chunk's size field (at byte 8) flipped to point past the
+	// end of the file.
+	sizeFlipped := bytes.Clone(file)
+	sizeFlipped[12] ^= 1
 	cases := []struct {
 		name       string
 		data       []byte
@@ -289,14 +294,20 @@ func TestReaderErrors(t *testing.T) {
 		target     error
 		offset     int64
 		wantChunks int
+		text       string // in the error, if not ""
 	}{
-		{"empty", nil, 0, nil, 0, 0},
-		{"not jfr", []byte("PK\x03\x04 a zip file, not a recording......................................................"), 0, ErrNotJFR, 0, 0},
-		{"short header", file[:40], 0, ErrTruncated, 40, 0},
-		{"truncated first chunk", file[:first-10], 0, ErrTruncated, int64(first - 10), 0},
-		{"truncated second chunk", file[:len(file)-10], 3, ErrTruncated, int64(len(file) - 10), 1},
-		{"garbage after chunks", append(bytes.Clone(file), "junk"...), 6, ErrNotJFR, int64(len(file)), 2},
-		{"garbage after chunks, longer than a header", append(bytes.Clone(file), make([]byte, 100)...), 6, ErrNotJFR, int64(len(file)), 2},
+		{"empty", nil, 0, nil, 0, 0, ""},
+		{"not jfr", []byte("PK\x03\x04 a zip file, not a recording......................................................"), 0, ErrNotJFR, 0, 0, ""},
+		{"short header", file[:40], 0, ErrTruncated, 40, 0, ""},
+		// The chunk's size field is at its byte 8.
+		{"truncated first chunk", file[:first-10], 0, ErrTruncated, 8, 0,
+			fmt.Sprintf("the chunk size field says %d bytes, and the file ends %d bytes into the chunk", first, first-10)},
+		{"truncated second chunk", file[:len(file)-10], 3, ErrTruncated, int64(first + 8), 1,
+			fmt.Sprintf("the chunk size field says %d bytes, and the file ends %d bytes into the chunk", len(file)-first, len(file)-first-10)},
+		{"size past the end", sizeFlipped, 0, ErrTruncated, 8, 0,
+			fmt.Sprintf("the chunk size field says %d bytes, and the file ends %d bytes into the chunk", first+1<<24, len(file))},
+		{"garbage after chunks", append(bytes.Clone(file), "junk"...), 6, ErrNotJFR, int64(len(file)), 2, ""},
+		{"garbage after chunks, longer than a header", append(bytes.Clone(file), make([]byte, 100)...), 6, ErrNotJFR, int64(len(file)), 2, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -313,6 +324,9 @@ func TestReaderErrors(t *testing.T) {
 			}
 			if fe.Offset != c.offset {
 				t.Errorf("offset %d, want %d (%v)", fe.Offset, c.offset, err)
+			}
+			if !strings.Contains(err.Error(), c.text) {
+				t.Errorf("error %q does not say %q", err, c.text)
 			}
 			if fe.Chunk != c.wantChunks {
 				t.Errorf("chunk %d, want %d (%v)", fe.Chunk, c.wantChunks, err)

@@ -214,7 +214,11 @@ func (r *Reader) loadChunk() (*Chunk, error) {
 	}
 	if err := r.readBody(h.Size); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, fail(off+int64(len(r.buf)), fmt.Errorf("%w: chunk of %d bytes ends after %d", ErrTruncated, h.Size, len(r.buf)))
+			// A truncated file or a corrupt size: either way the size
+			// field is what cannot be right, so the error is at it. (The
+			// message gives no file offset: a caller reading a chunk
+			// alone rebases only FormatError.Offset.)
+			return nil, fail(off+8, fmt.Errorf("%w: the chunk size field says %d bytes, and the file ends %d bytes into the chunk", ErrTruncated, h.Size, len(r.buf)))
 		}
 		return nil, fail(off+int64(len(r.buf)), err)
 	}
@@ -286,15 +290,21 @@ func (r *Reader) readHeader(off int64) (int, error) {
 		return HeaderSize, nil
 	}
 	if cap(r.buf) < HeaderSize {
-		r.buf = make([]byte, HeaderSize, 1<<20)
+		// readBody gives the buffer its size, once the header says it.
+		r.buf = make([]byte, HeaderSize)
 	}
 	r.buf = r.buf[:HeaderSize]
 	return io.ReadFull(r.r, r.buf)
 }
 
-// initialChunkBuffer is how much memory a chunk header alone can make the
-// reader allocate.
-const initialChunkBuffer = 64 << 20
+const (
+	// initialChunkBuffer is how much memory a chunk header alone can make
+	// the reader allocate.
+	initialChunkBuffer = 64 << 20
+	// minChunkBuffer is the least a chunk buffer is given, so that a
+	// recording of small chunks growing in size allocates once.
+	minChunkBuffer = 1 << 20
+)
 
 // readBody reads the rest of a chunk of the given size into r.buf, growing
 // the buffer as data arrives so that a corrupt size cannot make the reader
@@ -314,7 +324,7 @@ func (r *Reader) readBody(size int64) error {
 		// the data arrives.
 		want := min(size, max(2*have, initialChunkBuffer))
 		if int64(cap(r.buf)) < want {
-			nb := make([]byte, have, want)
+			nb := make([]byte, have, max(want, minChunkBuffer))
 			copy(nb, r.buf)
 			r.buf = nb
 		}

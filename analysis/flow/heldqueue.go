@@ -34,8 +34,9 @@ type heldQueue struct {
 	file      *os.File
 	slots     []int64 // free slots of the file
 	nslots    int64
-	noFile    bool // the file could not be created or written: blocks stay in memory
-	n         int  // entries queued
+	noFile    bool  // the file could not be created or written: blocks stay in memory
+	fileErr   error // why, naming the file (and so its directory) and the OS error
+	n         int   // entries queued
 	hdr       [4]byte
 }
 
@@ -103,16 +104,18 @@ func (q *heldQueue) dropData(b *heldBlock) {
 
 // writeOut moves a full block to the file. A block the file cannot take
 // stays in memory, as every later one: the results stay right, only the
-// memory is no longer bounded.
+// memory is no longer bounded, which fileErr tells the reader.
 func (q *heldQueue) writeOut(b *heldBlock) {
 	if q.noFile {
 		return
 	}
 	if q.file == nil {
-		if q.file = q.pool.newFile(); q.file == nil {
-			q.noFile = true
+		f, err := q.pool.newFile()
+		if err != nil {
+			q.noFile, q.fileErr = true, fmt.Errorf("temporary file of the held spans: %w", err)
 			return
 		}
+		q.file = f
 	}
 	slot := q.nslots
 	if n := len(q.slots); n > 0 {
@@ -123,7 +126,7 @@ func (q *heldQueue) writeOut(b *heldBlock) {
 	}
 	if _, err := q.file.WriteAt(b.data, slot*int64(q.blockSize)); err != nil {
 		q.slots = append(q.slots, slot)
-		q.noFile = true
+		q.noFile, q.fileErr = true, fmt.Errorf("temporary file of the held spans: %w", err)
 		return
 	}
 	b.slot, b.sum = slot, crc32.Checksum(b.data, spillTable)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -275,5 +276,55 @@ func TestHeldSpansMemory(t *testing.T) {
 	t.Logf("%d spans; peak live heap %.1f MiB over the start", n, float64(peak)/(1<<20))
 	if peak > 32<<20 {
 		t.Errorf("live heap %.1f MiB while reading; want at most 32 MiB", float64(peak)/(1<<20))
+	}
+}
+
+// TestHeldSpansNoFile reads a recording whose held spans' temporary file
+// cannot be created (its directory is under a file: root ignores
+// permissions). With a memory budget the input ends with an error naming
+// the directory and the OS error, which fatal reports; without one the
+// spans stay in memory, the same spans as read with a file, and
+// memoryWarning says why. Before, both read on silently in memory.
+func TestHeldSpansNoFile(t *testing.T) {
+	_, rec := genJFRInputs(t, 3000)
+	_, want, wantErr := readJFRSpans(t, rec, 256)
+	dir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(dir, "tmp")
+	for _, bounded := range []bool{false, true} {
+		s := newJFRSource("n1.jfr", bytes.NewReader(rec), io.NopCloser(nil), dir)
+		s.held.blockSize, s.held.keep = 256, 0
+		s.bounded = bounded
+		got, err := readSpans(t, s)
+		s.Close()
+		wantMsg := "n1.jfr: temporary file of the held spans: open " + dir + "/flightrec-flow-"
+		if !bounded {
+			if !reflect.DeepEqual(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Errorf("without a budget: %d spans, end %v; want %d, %v", len(got), err, len(want), wantErr)
+			}
+			if w := s.memoryWarning(); w == nil || !strings.HasPrefix(w.Error(), wantMsg) ||
+				!strings.HasSuffix(w.Error(), ": not a directory: the held spans stay in memory") {
+				t.Errorf("without a budget: warning %v", w)
+			}
+			if s.fatal() != nil {
+				t.Errorf("without a budget: fatal %v", s.fatal())
+			}
+			continue
+		}
+		wantMsg = "n1.jfr: the memory budget cannot be kept: temporary file of the held spans: open " + dir + "/flightrec-flow-"
+		if err == nil || !strings.HasPrefix(err.Error(), wantMsg) || !strings.HasSuffix(err.Error(), ": not a directory") {
+			t.Errorf("with a budget: end %v, want %s...: not a directory", err, wantMsg)
+		}
+		if len(got) >= len(want) {
+			t.Errorf("with a budget: %d spans read, want fewer than %d", len(got), len(want))
+		}
+		if f := s.fatal(); f == nil || f.Error() != fmt.Sprint(err) {
+			t.Errorf("with a budget: fatal %v, want %v", f, err)
+		}
+		if s.memoryWarning() != nil {
+			t.Errorf("with a budget: warning %v", s.memoryWarning())
+		}
 	}
 }

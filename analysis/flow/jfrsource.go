@@ -78,6 +78,11 @@ type jfrSource struct {
 	maxNum      int64
 	nodeNumber  int64 // from the node event, -1 unknown
 	nodeErr     error // the recording holds more than one node
+	// bounded: the merge has a memory budget, so held spans that cannot
+	// go to their temporary file end the input (memErr, fatal) instead
+	// of staying in memory (memErr, memoryWarning).
+	bounded bool
+	memErr  error
 }
 
 // chunkRun is a number of consecutive closed spans whose records are in
@@ -215,9 +220,22 @@ func (s *jfrSource) node() string {
 func (s *jfrSource) threads() []string { return s.thrNames }
 func (s *jfrSource) damaged() []error  { return s.damage }
 func (s *jfrSource) number() int64     { return s.nodeNumber }
-func (s *jfrSource) fatal() error      { return s.nodeErr }
 func (s *jfrSource) corrected() bool   { return false }
 func (s *jfrSource) warnings() int     { return s.bad }
+
+func (s *jfrSource) fatal() error {
+	if s.bounded {
+		return errors.Join(s.nodeErr, s.memErr)
+	}
+	return s.nodeErr
+}
+
+func (s *jfrSource) memoryWarning() error {
+	if s.bounded {
+		return nil
+	}
+	return s.memErr
+}
 
 func (s *jfrSource) Close() error {
 	s.held.close()
@@ -386,6 +404,14 @@ func (s *jfrSource) hold(js *jfrSpan, ci int) {
 	}
 	s.head = binary.AppendVarint(append(s.head[:0], flags), js.num)
 	s.held.push(s.head, js.buf)
+	if s.held.fileErr != nil && s.memErr == nil {
+		if s.bounded {
+			s.memErr = fmt.Errorf("%s: the memory budget cannot be kept: %w", s.name, s.held.fileErr)
+			s.end(s.memErr)
+		} else {
+			s.memErr = fmt.Errorf("%s: %w: the held spans stay in memory", s.name, s.held.fileErr)
+		}
+	}
 	s.heldNums.add(js.num)
 	if n := len(s.heldChunks); n > 0 && s.heldChunks[n-1].chunk == ci {
 		s.heldChunks[n-1].n++

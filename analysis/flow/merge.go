@@ -29,7 +29,11 @@ type Options struct {
 	// MemBudget bounds the bytes the per-message arrays (span
 	// references, first sends, open traces) keep in memory; past it
 	// their pages spill to temporary files in TempDir (spill.go). 0 keeps
-	// them all in memory. The message identities stay in memory.
+	// them all in memory. The message identities stay in memory. With a
+	// budget, the spans a recording's reader holds (1 MiB per input in
+	// memory, the rest in a temporary file in TempDir) that cannot go to
+	// their file are an error; without one they stay in memory
+	// (Merger.MemoryWarning).
 	MemBudget int64
 }
 
@@ -92,6 +96,11 @@ type Merger struct {
 	// file, the chunk and the byte offset.
 	Errors   []error
 	Warnings int // malformed lines or records skipped
+	// MemoryWarning, without a memory budget (Options.MemBudget 0), is
+	// the first input's reason to keep in memory what it spills to a
+	// temporary file (the file could not be created or written), naming
+	// the file and the OS error. With a budget that is an error of Merge.
+	MemoryWarning error
 	// Numbers are the node numbers of the inputs (the node part of the
 	// compact "node:counter" IDs they send), -1 where unknown.
 	Numbers []int
@@ -245,7 +254,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			failed[i], inputErr[i] = 1, err
 			continue
 		}
-		_, recordings[i] = src.(*jfrSource)
+		if js, ok := src.(*jfrSource); ok {
+			recordings[i], js.bounded = true, m.opts.MemBudget > 0
+		}
 		log, err := newSpanLog(m.opts.TempDir)
 		if err != nil {
 			src.Close()
@@ -275,6 +286,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			allCorrected = allCorrected && in.src.corrected()
 			if err := in.src.fatal(); err != nil {
 				fatal = append(fatal, err)
+			}
+			if m.MemoryWarning == nil {
+				m.MemoryWarning = in.src.memoryWarning()
 			}
 			in.src.Close()
 			// Pass 2 replays the log: the reader, its chunk buffer and

@@ -364,11 +364,12 @@ func (s *replaySource) read(sp *rawSpan, b []byte) (int, error) {
 }
 
 // The replay stands in for the input in pass 2, which asks only for spans.
-func (s *replaySource) node() string      { return "" }
-func (s *replaySource) threads() []string { return nil }
-func (s *replaySource) warnings() int     { return 0 }
-func (s *replaySource) damaged() []error  { return nil }
-func (s *replaySource) number() int64     { return -1 }
-func (s *replaySource) fatal() error      { return nil }
-func (s *replaySource) corrected() bool   { return false }
-func (s *replaySource) Close() error      { return nil }
+func (s *replaySource) node() string         { return "" }
+func (s *replaySource) threads() []string    { return nil }
+func (s *replaySource) warnings() int        { return 0 }
+func (s *replaySource) damaged() []error     { return nil }
+func (s *replaySource) number() int64        { return -1 }
+func (s *replaySource) fatal() error         { return nil }
+func (s *replaySource) memoryWarning() error { return nil }
+func (s *replaySource) corrected() bool      { return false }
+func (s *replaySource) Close() error         { return nil }

@@ -121,6 +121,10 @@ type source interface {
 	// fatal returns an error that makes the input unusable, found while
 	// reading (such as two nodes in one recording).
 	fatal() error
+	// memoryWarning returns why the reader kept in memory what it spills
+	// to a temporary file (the file could not be created or written), or
+	// nil.
+	memoryWarning() error
 	// corrected tells whether the input's wall times are already
 	// corrected (a span log written by Cut), known after the first span.
 	corrected() bool
@@ -232,14 +236,15 @@ func (s *textSource) readLine() ([]byte, error) {
 	return line, nil
 }
 
-func (s *textSource) node() string      { return nodeNameOf(s.name) }
-func (s *textSource) threads() []string { return s.thrNames }
-func (s *textSource) warnings() int     { return s.bad }
-func (s *textSource) damaged() []error  { return nil }
-func (s *textSource) number() int64     { return -1 }
-func (s *textSource) fatal() error      { return nil }
-func (s *textSource) corrected() bool   { return s.isCorrected }
-func (s *textSource) Close() error      { return s.c.Close() }
+func (s *textSource) node() string         { return nodeNameOf(s.name) }
+func (s *textSource) threads() []string    { return s.thrNames }
+func (s *textSource) warnings() int        { return s.bad }
+func (s *textSource) damaged() []error     { return nil }
+func (s *textSource) number() int64        { return -1 }
+func (s *textSource) fatal() error         { return nil }
+func (s *textSource) memoryWarning() error { return nil }
+func (s *textSource) corrected() bool      { return s.isCorrected }
+func (s *textSource) Close() error         { return s.c.Close() }
 
 // split splits a line at ';' as Java's String.split does: trailing empty
 // fields are dropped, so the reference tool's own cut files ("...;PUT;")

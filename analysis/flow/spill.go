@@ -91,16 +91,15 @@ func (p *spillPool) reserve(size int64) {
 // newFile creates an array's spill file, removed at once where the
 // system allows (the span logs do the same), so that nothing is left
 // behind even when the process is killed.
-func (p *spillPool) newFile() *os.File {
+func (p *spillPool) newFile() (*os.File, error) {
 	f, err := os.CreateTemp(p.dir, "flightrec-flow-*.spill")
 	if err != nil {
-		p.fail(fmt.Errorf("flow: temporary spill file: %w", err))
-		return nil
+		return nil, err
 	}
 	unlinked := runtime.GOOS != "windows" && os.Remove(f.Name()) == nil
 	p.files = append(p.files, f)
 	p.unlinked = append(p.unlinked, unlinked)
-	return f
+	return f, nil
 }
 
 // close closes and deletes the pool's files.
@@ -261,9 +260,12 @@ func (s *spilled[T]) evict(pi int) {
 		return
 	}
 	if s.file == nil {
-		if s.file = p.newFile(); s.file == nil {
+		f, err := p.newFile()
+		if err != nil {
+			p.fail(fmt.Errorf("flow: temporary spill file: %w", err))
 			return
 		}
+		s.file = f
 	}
 	size := s.pageBytes()
 	p.buf = grow(p.buf, int(size))

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +29,8 @@ Each file's chunks are read through, metadata, constant pools and records:
 a chunk that is torn (the process was killed while writing it) or corrupt
 is left out with a warning naming the file and byte offset, and the chunks
 after it in the same file too. A chunk still being written is kept up to
-its last flush and marked finished. OUT's last chunk is marked final.`,
+its last flush and marked finished. OUT's last chunk is marked final.
+OUT must not exist: as jfr assemble, assemble does not overwrite a file.`,
 	Run: func(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 		if len(args) != 2 {
 			return cli.Usagef("expected a repository directory and an output file, got %d arguments", len(args))
@@ -37,20 +39,38 @@ its last flush and marked finished. OUT's last chunk is marked final.`,
 	},
 }
 
-func assemble(warn io.Writer, dir, out string) error {
-	files, err := filepath.Glob(filepath.Join(dir, "*.jfr"))
-	if err != nil {
-		return err
-	}
+func assemble(warn io.Writer, dir, out string) (err error) {
 	if st, err := os.Stat(dir); err != nil {
 		return err
 	} else if !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.jfr"))
+	if err != nil {
+		return err
+	}
 	slices.Sort(files)
 	if len(files) == 0 {
 		return fmt.Errorf("%s: no .jfr chunk files", dir)
 	}
+	// As jfr assemble, an existing OUT is refused, not overwritten: it may
+	// be one of DIR's chunks or an earlier assembly of them. Refused before
+	// DIR is read, and created after DIR is listed, OUT is never one of the
+	// inputs (jfr assemble, listing after creating it, copies OUT into
+	// itself).
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s already exists: assemble does not overwrite a file", out)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(out)
+		}
+	}()
 	var chunks [][]byte
 	for _, name := range files {
 		data, err := os.ReadFile(name)
@@ -66,10 +86,6 @@ func assemble(warn io.Writer, dir, out string) error {
 	if len(chunks) == 0 {
 		return fmt.Errorf("%s: no complete chunk", dir)
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
 	for i, c := range chunks {
 		flags := uint16(jfr.FlagCompressedInts)
 		if i == len(chunks)-1 {
@@ -77,7 +93,6 @@ func assemble(warn io.Writer, dir, out string) error {
 		}
 		binary.BigEndian.PutUint16(c[66:], flags)
 		if _, err := f.Write(c); err != nil {
-			f.Close()
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,8 @@ func TestExportCLI(t *testing.T) {
 	}{
 		{[]string{"export", "pprof", in}, "-o OUT is required"},
 		{[]string{"export", "svg", in, "-o", out}, "unknown export format"},
+		// The format left out: the file is taken for it, not said missing.
+		{[]string{"export", in}, fmt.Sprintf("unknown export format %q: expected pprof or perfetto", in)},
 		{[]string{"export", "perfetto", "--format", "xml", in, "-o", out}, "unknown --format"},
 		{[]string{"export", "perfetto", "--threads", in, "-o", out}, "flags of export pprof"},
 	} {

@@ -242,6 +242,19 @@ func TestFlowTracesFilters(t *testing.T) {
 	if code, _, errOut := runCmd(t, append([]string{"flow", "stats", "--tag", "GET"}, files...)...); code != 2 {
 		t.Errorf("stats --tag: exit %d, %s", code, errOut)
 	}
+	// Bad filter values say what is wanted: --since quoted time.Parse's
+	// layout ("cannot parse "yesterday" as "2006""), and a negative
+	// --min-duration was taken.
+	for _, c := range []struct{ flags, want string }{
+		{"--since yesterday", `flightrec flow: --since "yesterday": want an RFC 3339 time, such as 2026-11-27T21:00:00Z or 2026-11-27T22:00:00.5+01:00` + "\n"},
+		{"--until 2023-11-14", `flightrec flow: --until "2023-11-14": want an RFC 3339 time`},
+		{"--min-duration -1ms", "flightrec flow: --min-duration -1ms: want a duration of 0 or more\n"},
+	} {
+		code, _, errOut := runCmd(t, append(append([]string{"flow", "traces"}, strings.Fields(c.flags)...), files...)...)
+		if code != 2 || !strings.HasPrefix(string(errOut), c.want) {
+			t.Errorf("traces %s: exit %d, stderr %q; want 2, %q", c.flags, code, errOut, c.want)
+		}
+	}
 	code, _, errOut := runCmd(t, append([]string{"flow", "stats", "--progress"}, files...)...)
 	if code != 0 || !strings.Contains(string(errOut), "[pass 1/2] [") || !strings.Contains(string(errOut), "MiB read") ||
 		!strings.Contains(string(errOut), "[pass 2/2] [") || !strings.Contains(string(errOut), "100%") {

@@ -76,11 +76,19 @@ traces and the statistics of flightrec flow. --cluster=false skips it.`,
 		if len(args) != 0 {
 			return cli.Usagef("unexpected arguments %q", args)
 		}
+		// Out of range, they gave an empty recording, or a cluster that
+		// sent nothing and a merge that said its recordings were not ones.
 		requests := fs.Lookup("requests").Value.(flag.Getter).Get().(int)
+		if requests < 1 {
+			return cli.Usagef("--requests %d: want at least 1", requests)
+		}
+		d := fs.Lookup("duration").Value.(flag.Getter).Get().(time.Duration)
+		if d <= 0 {
+			return cli.Usagef("--duration %v: want a positive duration", d)
+		}
 		if i := fs.Lookup("node").Value.(flag.Getter).Get().(int); i >= 0 {
 			return runClusterNode(ctx, env, i, strings.Split(fs.Lookup("peers").Value.String(), ","), requests)
 		}
-		d := fs.Lookup("duration").Value.(flag.Getter).Get().(time.Duration)
 		o := fs.Lookup("out").Value.String()
 		dur, out := &d, &o
 		settings, err := recorder.Preset(fs.Lookup("settings").Value.String())

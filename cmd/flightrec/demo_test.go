@@ -71,3 +71,25 @@ func activeSettings(t *testing.T, path string) map[string]map[string]string {
 		out[typ.Name][name.String()] = val.String()
 	}
 }
+
+// TestDemoUsage: a --duration or --requests out of range is a usage error,
+// found before anything runs; they gave an empty recording, or a cluster
+// that sent nothing and a merge that said its recordings were not ones.
+func TestDemoUsage(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"--duration -1s", "--duration -1s: want a positive duration"},
+		{"--duration 0s", "--duration 0s: want a positive duration"},
+		{"--requests 0", "--requests 0: want at least 1"},
+		{"--requests -3 --cluster=false", "--requests -3: want at least 1"},
+	} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "demo.jfr")
+		code, _, stderr := runCmd(t, append(append([]string{"demo"}, strings.Fields(c.args)...), "--out", out)...)
+		if code != 2 || !strings.HasPrefix(string(stderr), "flightrec demo: "+c.want+"\n") {
+			t.Errorf("demo %s: exit %d, %s; want 2 and %q", c.args, code, stderr, c.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("demo %s: wrote %v", c.args, entries)
+		}
+	}
+}

@@ -63,25 +63,26 @@ func runExport(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []strin
 	}
 	sub, files := args[0], args[1:]
 	out := flagString(fs, "o")
+	// The format first: "export FILE" is missing it, not a file.
+	if sub != "pprof" && sub != "perfetto" {
+		return cli.Usagef("unknown export format %q: expected pprof or perfetto", sub)
+	}
 	if len(files) == 0 {
 		return cli.Usagef("expected at least one recording file")
 	}
 	if out == "" {
 		return cli.Usagef("-o OUT is required")
 	}
-	switch sub {
-	case "pprof":
+	if sub == "pprof" {
 		if flagString(fs, "format") != "proto" {
 			return cli.Usagef("--format is a flag of export perfetto")
 		}
 		return exportPprof(fs, files, out)
-	case "perfetto":
-		if len(*fs.Lookup("type").Value.(*stringList)) > 0 || flagString(fs, "weight") != "" || flagBool(fs, "threads") {
-			return cli.Usagef("--type, --weight and --threads are flags of export pprof")
-		}
-		return exportPerfetto(fs, files, out)
 	}
-	return cli.Usagef("unknown export format %q: expected pprof or perfetto", sub)
+	if len(*fs.Lookup("type").Value.(*stringList)) > 0 || flagString(fs, "weight") != "" || flagBool(fs, "threads") {
+		return cli.Usagef("--type, --weight and --threads are flags of export pprof")
+	}
+	return exportPerfetto(fs, files, out)
 }
 
 // openAll opens recordings with each chunk on its own clock, as files from

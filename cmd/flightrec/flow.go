@@ -118,7 +118,9 @@ in $TMPDIR (some 80% of the recording's size; removed when the merge
 ends) and the merging pass reads them back. A recording's reader holds
 the spans of up to two chunks (a span's events can be written a chunk
 after its end): past 1 MiB per recording they wait in a temporary file
-in $TMPDIR too. Not spilled: the chunk being decoded (12 MiB per
+in $TMPDIR too. A temporary file that cannot be created or written is an
+error naming it and the system's error; with --mem 0 the held spans stay
+in memory instead, with a warning. Not spilled: the chunk being decoded (12 MiB per
 recording by default) and the message ID table (12 bytes a message
 with dense counters); a merge that needs more than the budget goes on,
 with up to half its CPU time spent collecting garbage.`,
@@ -176,14 +178,19 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	var filter flow.Filter
 	filter.Tag, filter.Node = flagString(fs, "tag"), flagString(fs, "node")
 	filter.MinDuration = int64(fs.Lookup("min-duration").Value.(flag.Getter).Get().(time.Duration))
+	if filter.MinDuration < 0 {
+		return cli.Usagef("--min-duration %v: want a duration of 0 or more", time.Duration(filter.MinDuration))
+	}
 	for _, b := range []struct {
 		name string
 		to   *int64
 	}{{"since", &filter.Since}, {"until", &filter.Until}} {
 		if v := flagString(fs, b.name); v != "" {
+			// time.Parse's error quotes the layout's reference time
+			// ("cannot parse "yesterday" as "2006""), not what is wanted.
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
-				return cli.Usagef("--%s: %v", b.name, err)
+				return cli.Usagef("--%s %q: want an RFC 3339 time, such as 2026-11-27T21:00:00Z or 2026-11-27T22:00:00.5+01:00", b.name, v)
 			}
 			*b.to = t.UnixNano()
 		}
@@ -358,6 +365,9 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	}
 	if m.Warnings > 0 {
 		fmt.Fprintf(env.Stderr, "skipped %d malformed lines or records\n", m.Warnings)
+	}
+	if m.MemoryWarning != nil {
+		fmt.Fprintf(env.Stderr, "warning: %v\n", m.MemoryWarning)
 	}
 	if len(m.Errors) > 0 {
 		var msgs []string

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -71,25 +72,32 @@ func Main(ctx context.Context, env *Env, cmds []*Command, args []string) int {
 		return 2
 	}
 	fs := flag.NewFlagSet(env.Program+" "+c.Name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "usage: %s %s\n", env.Program, c.UsageLine)
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: %s %s\n", env.Program, c.UsageLine)
 		if hasFlags(fs) {
 			fs.PrintDefaults()
 		}
-		fmt.Fprintf(env.Stderr, "Run '%s help %s' for details.\n", env.Program, c.Name)
+		fmt.Fprintf(w, "Run '%s help %s' for details.\n", env.Program, c.Name)
 	}
 	if c.SetFlags != nil {
 		c.SetFlags(fs)
 	}
-	if err := fs.Parse(interleave(fs, args[1:], c.KeepDashDash)); err != nil {
+	// Parse prints the short usage for -h too, which the help printed
+	// then repeats: it goes to stderr only for a bad flag.
+	var parseOut bytes.Buffer
+	fs.SetOutput(&parseOut)
+	err := fs.Parse(interleave(fs, args[1:], c.KeepDashDash))
+	fs.SetOutput(env.Stderr)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(env.Stdout, env.Program, c)
 			return 0
 		}
+		env.Stderr.Write(parseOut.Bytes())
 		return 2
 	}
-	err := c.Run(ctx, env, fs, fs.Args())
+	err = c.Run(ctx, env, fs, fs.Args())
 	var ue *UsageError
 	var ee *ExitError
 	switch {

@@ -49,3 +49,18 @@ func TestMainFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestMainHelpFlag: -h prints the command's help on stdout and nothing on
+// stderr; the flag package's short usage, printed before it, repeated the
+// flags and said to run 'help' for the details printed after it.
+func TestMainHelpFlag(t *testing.T) {
+	for _, args := range [][]string{{"cmd", "-h"}, {"cmd", "a", "--help"}} {
+		var got string
+		var stdout, stderr bytes.Buffer
+		env := &Env{Program: "prog", Stdout: &stdout, Stderr: &stderr}
+		status := Main(context.Background(), env, []*Command{testCommand(&got)}, args)
+		if status != 0 || stderr.Len() != 0 || !strings.HasPrefix(stdout.String(), "usage: prog cmd [--out FILE]") || got != "" {
+			t.Errorf("%q: status %d, stdout %q, stderr %q, Run got %q; want 0, the help, nothing, nothing", args, status, stdout.String(), stderr.String(), got)
+		}
+	}
+}

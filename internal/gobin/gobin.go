@@ -5,15 +5,23 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"debug/gosym"
+	"debug/macho"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"sort"
 	"strings"
 )
 
 // ErrNotGo is returned for executables without a Go symbol table.
 var ErrNotGo = errors.New("not a Go executable (no .gopclntab)")
+
+// ErrNotELF is returned for files that are not ELF executables: a
+// directory, an empty or text file, a recording, a Mach-O or PE executable.
+var ErrNotELF = errors.New("not an ELF executable")
 
 // Func is a function of the executable, as the pclntab lists it.
 type Func struct {
@@ -40,7 +48,7 @@ type Binary struct {
 func Open(path string) (*Binary, error) {
 	f, err := elf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	b, err := load(path, f)
 	if err != nil {
@@ -48,6 +56,42 @@ func Open(path string) (*Binary, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
+}
+
+// openError is the error of elf.Open: debug/elf says "bad magic number
+// '[70 76 82 0]' in record at byte 0x0", "EOF" for a short file or "read:
+// is a directory". A file that does not start as ELF files do is named
+// and said not to be one, with what it is where that is known.
+func openError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return err // a *PathError, naming the file
+	}
+	if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+		return fmt.Errorf("%s: %w (a directory)", path, ErrNotELF)
+	}
+	var head [4]byte
+	n := 0
+	if f, oerr := os.Open(path); oerr == nil {
+		n, _ = io.ReadFull(f, head[:])
+		f.Close()
+	}
+	le, be := binary.LittleEndian.Uint32(head[:]), binary.BigEndian.Uint32(head[:])
+	switch {
+	case n == 4 && string(head[:]) == elf.ELFMAG:
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%s: truncated ELF file", path)
+		}
+		return fmt.Errorf("%s: damaged ELF file: %w", path, err)
+	case n == 0:
+		return fmt.Errorf("%s: %w (an empty file)", path, ErrNotELF)
+	case n == 4 && string(head[:]) == "FLR\x00":
+		return fmt.Errorf("%s: %w (a JDK Flight Recorder recording)", path, ErrNotELF)
+	case n == 4 && (le == macho.Magic32 || le == macho.Magic64 || be == macho.Magic32 || be == macho.Magic64):
+		return fmt.Errorf("%s: %w (a Mach-O file)", path, ErrNotELF)
+	case n >= 2 && string(head[:2]) == "MZ":
+		return fmt.Errorf("%s: %w (a PE/Windows file)", path, ErrNotELF)
+	}
+	return fmt.Errorf("%s: %w", path, ErrNotELF)
 }
 
 func load(path string, f *elf.File) (*Binary, error) {

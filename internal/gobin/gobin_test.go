@@ -1,6 +1,7 @@
 package gobin
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -282,5 +283,40 @@ func TestSimilarAndInlined(t *testing.T) {
 	}
 	if _, err := Open("/bin/sh"); err == nil || !strings.Contains(err.Error(), "not a Go executable") {
 		t.Errorf("Open(/bin/sh): %v", err)
+	}
+}
+
+// TestOpenNotELF opens files that are not ELF executables: the error names
+// the file and says it is not one (ErrNotELF), with what it is where that
+// is known, not debug/elf's "bad magic number '[70 76 82 0]' in record at
+// byte 0x0" or "EOF".
+func TestOpenNotELF(t *testing.T) {
+	dir := t.TempDir()
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, c := range []struct {
+		name, data, want string
+		notELF           bool
+	}{
+		{"text.txt", "hello\n", "not an ELF executable", true},
+		{"empty", "", "not an ELF executable (an empty file)", true},
+		{"rec.jfr", "FLR\x00\x00\x02\x00\x01 rest of a chunk header", "not an ELF executable (a JDK Flight Recorder recording)", true},
+		{"macho", "\xcf\xfa\xed\xfe\x07\x00\x00\x01 rest of a Mach-O header", "not an ELF executable (a Mach-O file)", true},
+		{"prog.exe", "MZ\x90\x00 rest of a PE header", "not an ELF executable (a PE/Windows file)", true},
+		{"dir", "", "not an ELF executable (a directory)", true},
+		{"cut", string(self[:100]), "truncated ELF file", false},
+	} {
+		path := filepath.Join(dir, c.name)
+		if c.name == "dir" {
+			os.Mkdir(path, 0o755)
+		} else if err := os.WriteFile(path, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(path)
+		if want := path + ": " + c.want; err == nil || err.Error() != want || errors.Is(err, ErrNotELF) != c.notELF {
+			t.Errorf("%s: error %v, want %q (ErrNotELF %v)", c.name, err, want, c.notELF)
+		}
 	}
 }

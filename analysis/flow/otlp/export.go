@@ -40,17 +40,22 @@ type Exporter struct {
 // (or https) for OTLP/HTTP, which POSTs protobuf to <path>/v1/traces, or
 // grpc://host:port for OTLP/gRPC (without TLS).
 func NewExporter(endpoint string) (*Exporter, error) {
+	// url.Parse's own complaint about "127.0.0.1:4318" ("first path
+	// segment in URL cannot contain colon") does not say what is wanted.
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("otlp endpoint %q: %w", endpoint, err)
+		u = &url.URL{}
 	}
 	switch u.Scheme {
 	case "http", "https":
+		if u.Host == "" {
+			break
+		}
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
 		return &Exporter{httpURL: u.String(), client: &http.Client{Timeout: 30 * time.Second}}, nil
 	case "grpc":
 		if u.Host == "" {
-			return nil, fmt.Errorf("otlp endpoint %q: want grpc://host:port", endpoint)
+			break
 		}
 		conn, err := grpc.NewClient(u.Host, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -58,7 +63,7 @@ func NewExporter(endpoint string) (*Exporter, error) {
 		}
 		return &Exporter{conn: conn, grpc: collectorpb.NewTraceServiceClient(conn)}, nil
 	}
-	return nil, fmt.Errorf("otlp endpoint %q: want http://, https:// or grpc://", endpoint)
+	return nil, fmt.Errorf("otlp endpoint %q: want http://host:port[/path], https://host:port[/path] or grpc://host:port", endpoint)
 }
 
 // Add queues the spans of t, sending a batch when enough are queued.

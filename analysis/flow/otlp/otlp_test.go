@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -190,5 +191,18 @@ func TestExportRejected(t *testing.T) {
 	flow.Merge(ins, nil, func(tr *flow.Trace) error { return e.Add(context.Background(), tr) })
 	if err := e.Close(context.Background()); err == nil || !bytes.Contains([]byte(err.Error()), []byte("429 Too Many Requests: quota exceeded")) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestNewExporterBadEndpoint: an endpoint without a scheme or a host says
+// what is wanted; "127.0.0.1:4318" gave url.Parse's "first path segment
+// in URL cannot contain colon", and "http://" was taken, to fail at the
+// first post with "no Host in request URL".
+func TestNewExporterBadEndpoint(t *testing.T) {
+	for _, ep := range []string{"127.0.0.1:4318", "localhost:4318", "http://", "https:///v1", "grpc://", "ftp://x", ""} {
+		want := fmt.Sprintf("otlp endpoint %q: want http://host:port[/path], https://host:port[/path] or grpc://host:port", ep)
+		if e, err := NewExporter(ep); err == nil || err.Error() != want {
+			t.Errorf("%q: exporter %v, error %v; want %s", ep, e, err, want)
+		}
 	}
 }
