@@ -275,3 +275,37 @@ func (t *textTable) grow() {
 		t.slots[i] = uint32(k) + 1
 	}
 }
+
+// spanIDs finds the keys of one span's message IDs, remembering those it
+// found: a span's events name its incoming and outgoing IDs again, and
+// comparing a few bytes costs less than parsing an ID and finding it in
+// the table. reset forgets them before the next span (the bytes are the
+// span's).
+type spanIDs struct {
+	find func(id []byte) (uint32, bool) // the table's Lookup, or pass 1's intern
+	ids  [][]byte
+	keys []uint32
+}
+
+// maxSpanIDs bounds the IDs remembered: a span names few.
+const maxSpanIDs = 8
+
+func (c *spanIDs) reset() {
+	clear(c.ids)
+	c.ids, c.keys = c.ids[:0], c.keys[:0]
+}
+
+// key returns id's key as find does.
+func (c *spanIDs) key(id []byte) (uint32, bool) {
+	for i, p := range c.ids {
+		if string(p) == string(id) {
+			return c.keys[i], true
+		}
+	}
+	k, ok := c.find(id)
+	if ok && len(c.ids) < maxSpanIDs {
+		c.ids = append(c.ids, id)
+		c.keys = append(c.keys, k)
+	}
+	return k, ok
+}
