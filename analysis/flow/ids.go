@@ -49,10 +49,11 @@ func (c *counterIndex) allowPage() bool {
 }
 
 // newIDTable returns an empty table. Its identities stay in memory (a
-// nil pool): in the merging pass the goroutine that finishes traces
-// (traceOut) reads them while the merging one spills and loads the pages
-// of the other arrays, and a page of a shared pool is not safe to read
-// from one goroutine while another evicts it.
+// nil pool): in the merging pass the goroutines of traceOut (the one
+// that sorts a trace's messages, the one fn runs on) read them while the
+// merging one spills and loads the pages of the other arrays, and a page
+// of a shared pool is not safe to read from one goroutine while another
+// evicts it; without a pool, reading one writes nothing.
 func newIDTable() *idTable {
 	return &idTable{text: newTextTable(), ident: newSpilled[uint64](nil, "message identities")}
 }
