@@ -49,10 +49,11 @@ func (c *counterIndex) allowPage() bool {
 }
 
 // newIDTable returns an empty table. Its identities stay in memory (a
-// nil pool): in the merging pass the goroutine that finishes traces
-// (traceOut) reads them while the merging one spills and loads the pages
-// of the other arrays, and a page of a shared pool is not safe to read
-// from one goroutine while another evicts it.
+// nil pool): in the merging pass the goroutines of traceOut (the one
+// that sorts a trace's messages, the one fn runs on) read them while the
+// merging one spills and loads the pages of the other arrays, and a page
+// of a shared pool is not safe to read from one goroutine while another
+// evicts it; without a pool, reading one writes nothing.
 func newIDTable() *idTable {
 	return &idTable{text: newTextTable(), ident: newSpilled[uint64](nil, "message identities")}
 }
@@ -274,4 +275,38 @@ func (t *textTable) grow() {
 		}
 		t.slots[i] = uint32(k) + 1
 	}
+}
+
+// spanIDs finds the keys of one span's message IDs, remembering those it
+// found: a span's events name its incoming and outgoing IDs again, and
+// comparing a few bytes costs less than parsing an ID and finding it in
+// the table. reset forgets them before the next span (the bytes are the
+// span's).
+type spanIDs struct {
+	find func(id []byte) (uint32, bool) // the table's Lookup, or pass 1's intern
+	ids  [][]byte
+	keys []uint32
+}
+
+// maxSpanIDs bounds the IDs remembered: a span names few.
+const maxSpanIDs = 8
+
+func (c *spanIDs) reset() {
+	clear(c.ids)
+	c.ids, c.keys = c.ids[:0], c.keys[:0]
+}
+
+// key returns id's key as find does.
+func (c *spanIDs) key(id []byte) (uint32, bool) {
+	for i, p := range c.ids {
+		if string(p) == string(id) {
+			return c.keys[i], true
+		}
+	}
+	k, ok := c.find(id)
+	if ok && len(c.ids) < maxSpanIDs {
+		c.ids = append(c.ids, id)
+		c.keys = append(c.keys, k)
+	}
+	return k, ok
 }

@@ -299,6 +299,8 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for _, in := range ins {
 		advance(in)
 	}
+	spanIDs := &spanIDs{find: m.internOK}
+	key := spanIDs.key
 	for {
 		var in *pass1Input
 		for _, c := range ins {
@@ -317,7 +319,8 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		}
 		m.Events += int64(len(sp.events))
 		noteNumbers(sp, &sends[i], &seen)
-		keys, _ = spanKeys(sp, keys[:0], m.internOK)
+		spanIDs.reset()
+		keys, _ = spanKeys(sp, keys[:0], key)
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
 		}
@@ -325,21 +328,21 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		// table cannot grow: the IDs only events name are interned now.
 		for j := range sp.events {
 			if e := &sp.events[j]; e.msg != nil && (!sp.nonCausal || e.kind == flowspec.NonCausalSend) {
-				m.intern(e.msg)
+				key(e.msg)
 			}
 		}
 		if !sp.nonCausal {
 			for j := range sp.events {
 				e := &sp.events[j]
 				if e.kind == flowspec.SendStarted && e.msg != nil {
-					k := m.intern(e.msg)
+					k, _ := key(e.msg)
 					if (*m.sendWall.at(int(k))) == noDelay || e.wall < (*m.sendWall.at(int(k))) {
 						(*m.sendWall.at(int(k))), (*m.sendNode.at(int(k))) = e.wall, uint16(i)
 					}
 				}
 			}
 			if sp.in != nil {
-				k, _ := m.ids.Lookup(sp.in)
+				k, _ := key(sp.in)
 				if w, ok := receiptWall(sp); ok {
 					if s := (*m.sendWall.at(int(k))); s != noDelay {
 						// Later sends of the same ID cannot be earlier by

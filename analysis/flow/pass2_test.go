@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -64,5 +65,35 @@ func TestTracesDoNotShareEvents(t *testing.T) {
 	want, got := collect(false), collect(true)
 	if !reflect.DeepEqual(got, want) {
 		t.Error("appending to a trace's events changed other traces")
+	}
+}
+
+// TestFnErrorStops: when fn fails, Merge returns its error, fn is called
+// no more and the counts are of the traces fn was given, though the
+// traces' finishing runs ahead of fn on a goroutine of its own.
+func TestFnErrorStops(t *testing.T) {
+	ins := genInputs(5, 2000)
+	all, err := Merge(ins, nil, func(*Trace) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	const stopAt = 700 // some batches of traceOutBatch traces in
+	if all.TracesOut <= stopAt+4*traceOutBatch {
+		t.Fatalf("%d traces, want more than %d", all.TracesOut, stopAt+4*traceOutBatch)
+	}
+	errStop := errors.New("stop")
+	calls := 0
+	m, err := Merge(ins, nil, func(*Trace) error {
+		calls++
+		if calls == stopAt {
+			return errStop
+		}
+		return nil
+	})
+	if err != errStop {
+		t.Errorf("Merge returned %v, want fn's error", err)
+	}
+	if calls != stopAt || m.TracesOut != stopAt {
+		t.Errorf("fn called %d times, %d traces counted; want %d, fn not called after its error", calls, m.TracesOut, stopAt)
 	}
 }

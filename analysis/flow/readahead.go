@@ -197,7 +197,9 @@ type spanConverter struct {
 	span    uint32 // spans converted: the next one's number
 	clockAt int    // the clock model's estimate used last (correctFrom)
 	texts   map[string]string
-	keys    []uint32 // spanKeys' scratch
+	keys    []uint32                       // spanKeys' scratch
+	ids     spanIDs                        // the span's IDs' keys, found by the table's Lookup
+	key     func(id []byte) (uint32, bool) // ids.key
 }
 
 var errNotInterned = errors.New("flow: internal error: a message ID of pass 2 was not interned in pass 1")
@@ -207,7 +209,12 @@ func (c *spanConverter) add(b *spanBatch, sp *rawSpan) error {
 	c.span++
 	ms := mergeSpan{nonCausal: sp.nonCausal, truncated: sp.truncated, unfinished: sp.unfinished, nevents: len(sp.events)}
 	ms.endAt = c.m.correctFrom(c.node, sp.lastWall, &c.clockAt)
-	keys, ok := spanKeys(sp, c.keys[:0], c.m.ids.Lookup)
+	if c.key == nil {
+		c.ids.find = c.m.ids.Lookup
+		c.key = c.ids.key
+	}
+	c.ids.reset()
+	keys, ok := spanKeys(sp, c.keys[:0], c.key)
 	if !ok {
 		return errNotInterned
 	}
@@ -234,7 +241,7 @@ func (c *spanConverter) add(b *spanBatch, sp *rawSpan) error {
 		}
 		k := int32(-1)
 		if e.msg != nil {
-			kk, ok := c.m.ids.Lookup(e.msg)
+			kk, ok := c.key(e.msg)
 			if !ok {
 				return errNotInterned
 			}

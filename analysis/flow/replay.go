@@ -21,9 +21,10 @@ import (
 //
 // A span in the log:
 //
-//	flags      byte: 1 non-causal, 2 truncated, 4 unfinished
-//	ordinal    uvarint
-//	seq        uvarint
+//	flags      byte: 1 non-causal, 2 truncated, 4 unfinished, 8 ordinal 0
+//	ordinal    varint, delta from the previous span's nonzero one; absent
+//	           if 0
+//	seq        varint, delta from the previous span's
 //	lastWall   varint, delta from the previous span's
 //	in         bytes (uvarint length+1, 0 for nil, then the bytes)
 //	outs       uvarint count, then bytes each
@@ -31,9 +32,19 @@ import (
 //	  kind     byte
 //	  thread   uvarint
 //	  nano     varint, delta from the previous event's (of any span)
-//	  wall     varint, delta from the previous event's
-//	  msg      bytes
+//	  wall     varint: wall - nano, delta from the previous event's (a
+//	           recording's two clocks are one tick counter: mostly 0)
+//	  msg      uvarint: 0 for nil; 2j+1 for the j'th of in and outs
+//	           (0 in, 1 the first out...), the same bytes; 2(n+1) for n
+//	           bytes that follow
 //	  text     bytes
+//
+// The log is written and read back through the page cache, so its size
+// costs CPU twice. Most events name the span's incoming or outgoing
+// message, whose text is already in the span: they refer to it. The
+// deltas of numbers that mostly grow by one, and of wall - nano, are
+// mostly one byte. With both, a generated node's log is 31% smaller
+// (2.19 MB instead of 3.16, of a 3.95 MB recording).
 //
 // The file is unlinked as soon as it is created where the system allows
 // it (it lives while open and disappears with the process, even killed),
@@ -46,7 +57,9 @@ type spanLog struct {
 	buf      []byte
 	lastWall int64
 	nano     int64
-	wall     int64
+	skew     int64  // wall - nano of the last event
+	ordinal  uint32 // the last nonzero
+	seq      uint32
 	err      error // the first write error
 	unlinked bool
 }
@@ -71,6 +84,24 @@ func appendLogBytes(b, p []byte) []byte {
 	return append(b, p...)
 }
 
+// appendEventMsg appends an event's message ID: a reference to the span's
+// incoming or outgoing ID of the same bytes, else the bytes.
+func appendEventMsg(b []byte, sp *rawSpan, p []byte) []byte {
+	switch {
+	case p == nil:
+		return append(b, 0)
+	case sp.in != nil && string(p) == string(sp.in):
+		return append(b, 1)
+	}
+	for j, o := range sp.out {
+		if string(p) == string(o) {
+			return binary.AppendUvarint(b, uint64(2*(j+1)+1))
+		}
+	}
+	b = binary.AppendUvarint(b, 2*(uint64(len(p))+1))
+	return append(b, p...)
+}
+
 // add appends a span to the log.
 func (l *spanLog) add(sp *rawSpan) {
 	if l.err != nil {
@@ -86,9 +117,16 @@ func (l *spanLog) add(sp *rawSpan) {
 	if sp.unfinished {
 		flags |= 4
 	}
+	if sp.ordinal == 0 {
+		flags |= 8
+	}
 	b := append(l.buf[:0], flags)
-	b = binary.AppendUvarint(b, uint64(sp.ordinal))
-	b = binary.AppendUvarint(b, uint64(sp.seq))
+	if sp.ordinal != 0 {
+		b = binary.AppendVarint(b, int64(sp.ordinal)-int64(l.ordinal))
+		l.ordinal = sp.ordinal
+	}
+	b = binary.AppendVarint(b, int64(sp.seq)-int64(l.seq))
+	l.seq = sp.seq
 	b = binary.AppendVarint(b, sp.lastWall-l.lastWall)
 	l.lastWall = sp.lastWall
 	b = appendLogBytes(b, sp.in)
@@ -102,9 +140,9 @@ func (l *spanLog) add(sp *rawSpan) {
 		b = append(b, byte(e.kind))
 		b = binary.AppendUvarint(b, uint64(e.thread))
 		b = binary.AppendVarint(b, e.nano-l.nano)
-		b = binary.AppendVarint(b, e.wall-l.wall)
-		l.nano, l.wall = e.nano, e.wall
-		b = appendLogBytes(b, e.msg)
+		b = binary.AppendVarint(b, (e.wall-e.nano)-l.skew)
+		l.nano, l.skew = e.nano, e.wall-e.nano
+		b = appendEventMsg(b, sp, e.msg)
 		b = appendLogBytes(b, e.text)
 	}
 	l.buf = b
@@ -161,7 +199,9 @@ type replaySource struct {
 	endErr   error
 	lastWall int64
 	nano     int64
-	wall     int64
+	skew     int64  // wall - nano of the last event
+	ordinal  uint32 // the last nonzero
+	seq      uint32
 	offs     []int // pairs of offsets into blk: in, outs, then msg and text per event
 }
 
@@ -297,6 +337,36 @@ func (s *replaySource) bytes(d *spanDec) {
 	d.pos += int(n)
 }
 
+// eventMsg reads an event's message ID (appendEventMsg) and records where
+// it is; the span's incoming and nout outgoing IDs are read.
+func (s *replaySource) eventMsg(d *spanDec, nout uint64) {
+	v := d.uvarint()
+	switch {
+	case d.err != nil:
+	case v == 0:
+		s.offs = append(s.offs, -1, -1)
+	case v&1 == 1:
+		j := v >> 1
+		if j > nout {
+			d.fail(errBadSpanLog)
+			return
+		}
+		s.offs = append(s.offs, s.offs[2*j], s.offs[2*j+1])
+	default:
+		n := v>>1 - 1
+		if n > maxSpanLogBytes {
+			d.fail(errBadSpanLog)
+			return
+		}
+		if n > uint64(len(d.b)-d.pos) {
+			d.fail(errNeedMore)
+			return
+		}
+		s.offs = append(s.offs, d.pos, d.pos+int(n))
+		d.pos += int(n)
+	}
+}
+
 func slice(b []byte, offs []int, i int) []byte {
 	if offs[i] < 0 {
 		return nil
@@ -311,10 +381,12 @@ func (s *replaySource) read(sp *rawSpan, b []byte) (int, error) {
 	d := spanDec{b: b}
 	flags := d.byte1()
 	sp.nonCausal, sp.truncated, sp.unfinished = flags&1 != 0, flags&2 != 0, flags&4 != 0
-	ord := d.uvarint()
-	seq := d.uvarint()
+	ord := s.ordinal
+	if flags&8 == 0 {
+		ord += uint32(d.varint())
+	}
+	seq := s.seq + uint32(d.varint())
 	dw := d.varint()
-	sp.ordinal, sp.seq = uint32(ord), uint32(seq)
 	s.offs = s.offs[:0]
 	s.bytes(&d)
 	nout := d.uvarint()
@@ -334,20 +406,25 @@ func (s *replaySource) read(sp *rawSpan, b []byte) (int, error) {
 		return 0, d.err
 	}
 	sp.events = sp.events[:0]
-	nano, wall := s.nano, s.wall
+	nano, skew := s.nano, s.skew
 	for range nev {
 		k := d.byte1()
 		th := d.uvarint()
 		nano += d.varint()
-		wall += d.varint()
-		s.bytes(&d)
+		skew += d.varint()
+		s.eventMsg(&d, nout)
 		s.bytes(&d)
 		if d.err != nil {
 			return 0, d.err
 		}
-		sp.events = append(sp.events, rawEvent{nano: nano, wall: wall, thread: uint32(th), kind: flowspec.Kind(k)})
+		sp.events = append(sp.events, rawEvent{nano: nano, wall: nano + skew, thread: uint32(th), kind: flowspec.Kind(k)})
 	}
-	s.nano, s.wall = nano, wall
+	s.nano, s.skew = nano, skew
+	s.seq, sp.seq = seq, seq
+	sp.ordinal = 0
+	if flags&8 == 0 {
+		s.ordinal, sp.ordinal = ord, ord
+	}
 	s.lastWall += dw
 	sp.lastWall = s.lastWall
 	sp.in = slice(b, s.offs, 0)

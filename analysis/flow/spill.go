@@ -163,9 +163,14 @@ func (s *spilled[T]) at(i int) *T {
 	return &pg[i&(1<<pageBits-1)]
 }
 
-// Get returns element i.
+// Get returns element i. Without a pool it only reads, as no page can
+// leave memory, so that goroutines may Get from an array no one appends
+// to (the message identities, in the merging pass).
 func (s *spilled[T]) Get(i int) T {
 	pi := i >> pageBits
+	if s.pool == nil {
+		return s.pages[pi][i&(1<<pageBits-1)]
+	}
 	pg := s.pages[pi]
 	if pg == nil {
 		pg = s.load(pi)

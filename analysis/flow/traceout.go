@@ -12,17 +12,23 @@ import (
 // the printing) take about as long as the merge itself, so with both on
 // one goroutine the merging pass used one core.
 //
+// Finishing and fn run on two goroutines, the first handing batches of
+// finished traces to the second: ordering the events is a third of the
+// work and fn (the statistics) the rest, more than the merging goroutine
+// does, so on one goroutine they bounded the merging pass.
+//
 // What the finishing reads of the Merger (node and thread names, message
 // texts) is fixed during the merging pass: only pass 1 interns IDs.
 type traceOut struct {
-	m      *Merger
-	fn     func(*Trace) error
-	ch     chan []*Trace
-	batch  []*Trace // being filled
-	done   chan struct{}
-	failed atomic.Bool // fn returned an error: the merge stops
-	err    error       // fn's error, read after close
-	// counted by the finishing goroutine, added to the Merger at close
+	m        *Merger
+	fn       func(*Trace) error
+	ch       chan []*Trace // released, to be finished
+	finished chan []*Trace // finished, for fn
+	batch    []*Trace      // being filled
+	done     chan struct{}
+	failed   atomic.Bool // fn returned an error: the merge stops
+	err      error       // fn's error, read after close
+	// counted by run, added to the Merger at close
 	traces, incomplete int
 	inconsistencies    int64
 	ids                []keyText // sortMessages' scratch
@@ -39,18 +45,41 @@ const (
 )
 
 func newTraceOut(m *Merger, fn func(*Trace) error) *traceOut {
-	o := &traceOut{m: m, fn: fn, ch: make(chan []*Trace, traceOutQueue), done: make(chan struct{}),
-		batch: make([]*Trace, 0, traceOutBatch)}
+	o := &traceOut{m: m, fn: fn, ch: make(chan []*Trace, traceOutQueue), finished: make(chan []*Trace, traceOutQueue),
+		done: make(chan struct{}), batch: make([]*Trace, 0, traceOutBatch)}
+	go o.finishAll()
 	go o.run()
 	return o
 }
 
+// finishAll finishes the released traces, batch by batch, and passes the
+// batches on to run. After fn failed it only drains: the merge stops.
+func (o *traceOut) finishAll() {
+	defer close(o.finished)
+	for batch := range o.ch {
+		if o.failed.Load() {
+			continue
+		}
+		for _, t := range batch {
+			o.finish(t)
+		}
+		o.finished <- batch
+	}
+}
+
+// run calls fn with every finished trace, in order, until fn fails.
 func (o *traceOut) run() {
 	defer close(o.done)
-	for batch := range o.ch {
+	for batch := range o.finished {
 		for _, t := range batch {
 			if o.err == nil {
-				o.finish(t)
+				// Counted as fn gets them, as when one goroutine did
+				// both: the traces finished past fn's error are not.
+				o.traces++
+				if t.Incomplete {
+					o.incomplete++
+				}
+				o.inconsistencies += int64(t.Inconsistencies)
 				if err := o.fn(t); err != nil {
 					o.err = err
 					o.failed.Store(true)
@@ -62,13 +91,8 @@ func (o *traceOut) run() {
 
 // finish sorts the trace's messages by ID and its events into causal order.
 func (o *traceOut) finish(t *Trace) {
-	o.traces++
-	if t.Incomplete {
-		o.incomplete++
-	}
 	o.sortMessages(t.Messages)
 	t.order()
-	o.inconsistencies += int64(t.Inconsistencies)
 }
 
 // sortMessages sorts message keys by their IDs (compareIDs). Compact IDs

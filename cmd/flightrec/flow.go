@@ -114,7 +114,7 @@ removed at once and read back as the merge reaches them. Without --mem
 the collector keeps its default pace (or GOMEMLIMIT) and the arrays
 keep 64 MiB in memory. Each input is decoded once:
 the first pass writes the spans it reads to a temporary file per input
-in $TMPDIR (some 80% of the recording's size; removed when the merge
+in $TMPDIR (some 55% of the recording's size; removed when the merge
 ends) and the merging pass reads them back. A recording's reader holds
 the spans of up to two chunks (a span's events can be written a chunk
 after its end): past 1 MiB per recording they wait in a temporary file
