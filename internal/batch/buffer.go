@@ -16,12 +16,8 @@ const (
 	// (its fixed fields' largest size plus its strings' lengths): a
 	// larger event never fits a buffer and is dropped, and counted.
 	MaxEventSize = BufferSize
-	// Slack is how many bytes follow a buffer's records, to take the
-	// bytes past their end of the 8-byte stores with which the emit path
-	// writes a timestamp (emit.putVarintWide).
-	Slack    = 8
-	setSize  = 256 // power of two
-	setLimit = setSize * 3 / 4
+	setSize      = 256 // power of two
+	setLimit     = setSize * 3 / 4
 	// threadSetSize (a power of two) bounds the distinct goroutines one
 	// buffer's events refer to: with thousands of goroutines emitting,
 	// a smaller set sent buffers off nearly empty (256: 2% full), and
@@ -108,7 +104,6 @@ type Buffer struct {
 	taken int
 
 	data    [BufferSize]byte
-	slack   [Slack]byte
 	threads [threadLimit]uint64 // goroutine ids the events refer to, each once
 	strs    [setLimit]uint64    // keys of the pooled strings they refer to
 	funcs   [funcLimit]uintptr  // ids (FuncID) of the functions they refer to

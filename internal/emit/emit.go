@@ -1,8 +1,6 @@
 package emit
 
 import (
-	"encoding/binary"
-	"math/bits"
 	"runtime"
 	"unsafe"
 
@@ -35,15 +33,6 @@ type Header struct {
 	End   int64       // ticks; 0 until ShouldCommit, Commit or SetTimes
 }
 
-// needsNow tells whether the event still needs a time: an Instant's, or
-// a Timed event's end unless ShouldCommit took it.
-func (h *Header) needsNow() bool {
-	if h.D.Timed {
-		return h.End == 0
-	}
-	return h.Start == 0
-}
-
 // Record begins the record of the event whose header is h, with extra
 // bytes of strings besides the type's FixedMax, and marks the event
 // committed. It pins the goroutine to its P (Writer.Unpin ends that),
@@ -60,6 +49,10 @@ func (h *Header) needsNow() bool {
 //
 //go:noinline
 func Record(h *Header, extra int) (w Writer, ok bool) {
+	d := h.D
+	start, end := h.Start, h.End
+	// Committed: a later Begin of the same variable starts afresh.
+	h.D, h.Start, h.End = nil, 0, 0
 	// Pinned to its P, this goroutine is the only writer of the P's buffer
 	// and stack scratch: no lock, and one atomic store publishes the event
 	// to the flusher (batch.Buffer). Pinning before the clock read, not after it,
@@ -67,8 +60,6 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 	// The portable goroutine id parses runtime.Stack with a buffer from a
 	// sync.Pool, which may take a mutex: read it before pinning, as pinned
 	// code must not block ("schedule: holding locks").
-	// The header is read after the calls, not before: values read before
-	// a call live across it on the stack (Go's calls save no registers).
 	var g uint64
 	if !stack.GoidFast {
 		g = stack.Goid()
@@ -77,7 +68,7 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 	// The goroutine id, and the time if the event still needs one (an
 	// Instant's, a Timed event's end unless ShouldCommit took it).
 	var now int64
-	needNow := h.needsNow()
+	needNow := (d.Timed && end == 0) || (!d.Timed && start == 0)
 	if fastClock && needNow {
 		now, g = clock.NowAndGWord(stack.GoidOffset())
 	} else {
@@ -88,10 +79,6 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 			now = clock.Now()
 		}
 	}
-	d := h.D
-	start, end := h.Start, h.End
-	// Committed: a later Begin of the same variable starts afresh.
-	h.D, h.Start, h.End = nil, 0, 0
 	if d.Timed {
 		if end == 0 {
 			end = now
@@ -104,34 +91,14 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 		start = now
 	}
 	size := d.FixedMax + extra
-	// One load and branch for each case uncommon handles, written as ifs:
-	// one condition of ||s compiled to a boolean built with SETs and jumps.
+	// One load and branch for each case uncommon handles.
 	b := batch.Current(id)
 	var skey uint64
-	if b == nil {
-		goto slow
+	if b == nil || d.Noting() || !b.Fits(size) || !b.SameThread(g) || batch.Active() == nil || now >= batch.StallAt() {
+		if b, skey, id = uncommon(h, d, id, start, end, g, size, now); b == nil {
+			return Writer{}, false
+		}
 	}
-	if d.Noting() {
-		goto slow
-	}
-	if !b.Fits(size) {
-		goto slow
-	}
-	if !b.SameThread(g) {
-		goto slow
-	}
-	if batch.Active() == nil {
-		goto slow
-	}
-	if now >= batch.StallAt() {
-		goto slow
-	}
-	goto write
-slow:
-	if b, skey, id = uncommon(h, d, id, start, end, g, size, now); b == nil {
-		return Writer{}, false
-	}
-write:
 	w.b = b
 	// The record: size, type id, startTime, duration, eventThread,
 	// stackTrace, fields. The size is one byte when the record cannot
@@ -148,9 +115,9 @@ write:
 	i = putVarint(w.out, i, uint64(d.ID))
 	// start and duration come from SetTime or SetTimes too, and may be
 	// negative (a time before the process started): the 9-byte form.
-	i = putVarintWide(w.out, i, uint64(start))
+	i = putVarint(w.out, i, uint64(start))
 	if d.Timed {
-		i = putVarintWide(w.out, i, uint64(end-start))
+		i = putVarint(w.out, i, uint64(end-start))
 	}
 	i = putVarint(w.out, i, g)
 	w.i = putVarint(w.out, i, skey)
@@ -284,9 +251,7 @@ func refsFit(b *batch.Buffer, d *batch.Desc, p unsafe.Pointer) bool {
 
 // putVarint writes any value as JFR's varint: LEB128 up to 2^56, and from
 // there 9 bytes, the last holding 8 bits (where LEB128 would take 10 from
-// 2^63). A byte at a time: it inlines, and most values take one or two
-// bytes (type and goroutine ids, most fields); putVarintWide writes the
-// timestamps.
+// 2^63).
 func putVarint(out unsafe.Pointer, i int, v uint64) int {
 	for n := 0; v >= 0x80 && n < 8; n++ {
 		*(*byte)(unsafe.Add(out, i)) = byte(v) | 0x80
@@ -296,36 +261,3 @@ func putVarint(out unsafe.Pointer, i int, v uint64) int {
 	*(*byte)(unsafe.Add(out, i)) = byte(v)
 	return i + 1
 }
-
-// putVarintWide is putVarint for values that take several bytes, as a
-// timestamp does (5 to 7): one 8-byte store, without a loop. The bytes
-// past the value's are garbage that the next field overwrites; a buffer's
-// slack takes those past its end (batch.Buffer). Too large to inline, it
-// is a leaf: no call, no frame.
-func putVarintWide(out unsafe.Pointer, i int, v uint64) int {
-	// Spread the low 56 bits into 8 bytes of 7 (as PDEP with 0x7f7f...
-	// would): 28-bit halves into 32-bit lanes, 14-bit quarters into
-	// 16-bit lanes, 7-bit groups into bytes.
-	x := v&0x0fffffff | v<<4&0x0fffffff00000000
-	x = x&0x00003fff00003fff | x<<2&0x3fff00003fff0000
-	x = x&0x007f007f007f007f | x<<1&0x7f007f007f007f00
-	p := (*[9]byte)(unsafe.Add(out, i))
-	if v >= 1<<56 {
-		binary.LittleEndian.PutUint64(p[:8], x|0x8080808080808080)
-		p[8] = byte(v >> 56)
-		return i + 9
-	}
-	l := bits.Len64(v)
-	binary.LittleEndian.PutUint64(p[:8], x|varintCont[l])
-	return i + int(varintLen[l])
-}
-
-// varintLen and varintCont give, for a value below 2^56 of l significant
-// bits, its varint's length and the continuation bits of its bytes.
-var varintLen, varintCont = func() (n [57]uint8, c [57]uint64) {
-	for l := range n {
-		n[l] = uint8(max(1, (l+6)/7))
-		c[l] = 0x8080808080808080 & (1<<(8*(n[l]-1)) - 1)
-	}
-	return n, c
-}()

@@ -77,8 +77,7 @@ func (w Writer) Time(t time.Time) Writer {
 	if t.IsZero() {
 		return w.Varint(0)
 	}
-	w.i = putVarintWide(w.out, w.i, uint64(clock.TicksAt(t.UnixNano())))
-	return w
+	return w.Varint(uint64(clock.TicksAt(t.UnixNano())))
 }
 
 // UnixNanos writes an int64 field of content type timestamp, ns since the
@@ -87,8 +86,7 @@ func (w Writer) UnixNanos(ns int64) Writer {
 	if ns == 0 {
 		return w.Varint(0)
 	}
-	w.i = putVarintWide(w.out, w.i, uint64(clock.TicksAt(ns)))
-	return w
+	return w.Varint(uint64(clock.TicksAt(ns)))
 }
 
 // CachedKey returns the pool key of s if the buffer pooled it already
