@@ -324,7 +324,11 @@ func (s *replaySource) bytes(d *spanDec) {
 		s.offs = append(s.offs, -1, -1)
 		return
 	}
-	n--
+	s.inline(d, n-1)
+}
+
+// inline records where the n bytes at d's position are and skips them.
+func (s *replaySource) inline(d *spanDec, n uint64) {
 	if n > maxSpanLogBytes {
 		d.fail(errBadSpanLog)
 		return
@@ -353,17 +357,7 @@ func (s *replaySource) eventMsg(d *spanDec, nout uint64) {
 		}
 		s.offs = append(s.offs, s.offs[2*j], s.offs[2*j+1])
 	default:
-		n := v>>1 - 1
-		if n > maxSpanLogBytes {
-			d.fail(errBadSpanLog)
-			return
-		}
-		if n > uint64(len(d.b)-d.pos) {
-			d.fail(errNeedMore)
-			return
-		}
-		s.offs = append(s.offs, d.pos, d.pos+int(n))
-		d.pos += int(n)
+		s.inline(d, v>>1-1)
 	}
 }
 
