@@ -265,11 +265,21 @@ func (c *Converter) SetThreshold(k Kind, d time.Duration) { c.threshold[k].Store
 // Converted returns how many events of each kind were converted so far.
 func (c *Converter) Converted() [NumKinds]int { return c.converted }
 
+// ErrDamaged is in the error of a trace whose damage made the trace
+// reader fail with a panic where it returns no error (Converter.Convert).
+var ErrDamaged = errors.New("damaged trace: the trace reader failed on it")
+
 // Convert reads the trace from r and calls emit with each generation's
 // events, in order; the Generation is reused after emit returns. It stops
 // at the first error of r, of the trace or of emit. An error in the trace
 // names the generation it was found in.
-func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
+//
+// A trace whose damage the trace reader does not catch can make its
+// accessors panic (a stack ID missing from the generation's table:
+// "expected id 91 in trace.stack table"); Convert returns that as an
+// error too, naming the generation and the offset, rather than ending
+// the program that reads the trace, which may be the service recording it.
+func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) (err error) {
 	cr := &countingReader{r: r}
 	tr, err := trace.NewReader(bufio.NewReaderSize(cr, readBuffer))
 	if err != nil {
@@ -279,6 +289,11 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) error {
 		return err
 	}
 	gens, sawEvent := 0, false
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("trace generation %d, byte offset %d: %w: %v", gens, cr.n, ErrDamaged, p)
+		}
+	}()
 	if c.tl != nil {
 		c.tl.reset()
 		c.runs = ThreadTimeline{Running: c.runs.Running[:0]} // a trace that failed left its last runs

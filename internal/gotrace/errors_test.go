@@ -2,6 +2,7 @@ package gotrace
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -53,5 +54,21 @@ func TestBadInput(t *testing.T) {
 		if err == nil && cut < len(data)-1 {
 			t.Logf("cut at %d of %d converted without error", cut, len(data))
 		}
+	}
+}
+
+// TestReaderPanicIsError: where a damaged trace makes the trace reader's
+// accessors panic (CI met "expected id 91 in trace.stack table" for one
+// flipped byte, in Stack.Frames called while a generation was written),
+// Convert returns an error naming the generation and the offset instead.
+// The panic is raised here in the same place, the generation's emit.
+func TestReaderPanicIsError(t *testing.T) {
+	data := workloadTrace(t)
+	c := NewConverter(Options{})
+	err := c.Convert(bytes.NewReader(data), func(*Generation) error {
+		panic("expected id 91 in trace.stack table")
+	})
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "trace generation 1, byte offset ") || !strings.Contains(err.Error(), "expected id 91") {
+		t.Fatalf("error %v, want ErrDamaged at generation 1 with the panic's text", err)
 	}
 }
