@@ -291,7 +291,8 @@ func (c *Converter) Convert(r io.Reader, emit func(*Generation) error) (err erro
 	gens, sawEvent := 0, false
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("trace generation %d, byte offset %d: %w: %v", gens, cr.n, ErrDamaged, p)
+			msg, _, _ := strings.Cut(fmt.Sprint(p), "\n")
+			err = fmt.Errorf("trace generation %d, byte offset %d: %w: %s", gens, cr.n, ErrDamaged, msg)
 		}
 	}()
 	if c.tl != nil {

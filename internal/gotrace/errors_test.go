@@ -61,14 +61,15 @@ func TestBadInput(t *testing.T) {
 // accessors panic (CI met "expected id 91 in trace.stack table" for one
 // flipped byte, in Stack.Frames called while a generation was written),
 // Convert returns an error naming the generation and the offset instead.
-// The panic is raised here in the same place, the generation's emit.
+// The panic is raised here in the same place, the generation's emit;
+// the error keeps its first line, as the reader's errors do.
 func TestReaderPanicIsError(t *testing.T) {
 	data := workloadTrace(t)
 	c := NewConverter(Options{})
 	err := c.Convert(bytes.NewReader(data), func(*Generation) error {
-		panic("expected id 91 in trace.stack table")
+		panic("expected id 91 in trace.stack table\nand a second line")
 	})
-	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "trace generation 1, byte offset ") || !strings.Contains(err.Error(), "expected id 91") {
-		t.Fatalf("error %v, want ErrDamaged at generation 1 with the panic's text", err)
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "trace generation 1, byte offset ") || !strings.Contains(err.Error(), "expected id 91") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %q, want ErrDamaged at generation 1 with the panic's first line", err)
 	}
 }
