@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -420,5 +421,33 @@ func TestChunkAfterOpenChunk(t *testing.T) {
 	}
 	if spans, err := ScanChunksAt(bytes.NewReader(tail), int64(len(tail)), nil); err != nil || len(spans) != 1 {
 		t.Errorf("ScanChunksAt of an open chunk and a tail: %d chunks, %v; want 1, nil", len(spans), err)
+	}
+}
+
+// zeroTail is a large file of one bad chunk header and zeros after it.
+type zeroTail struct{ head []byte }
+
+func (z zeroTail) ReadAt(b []byte, off int64) (int, error) {
+	clear(b)
+	if off < int64(len(z.head)) {
+		copy(b, z.head[off:])
+	}
+	return len(b), nil
+}
+
+// TestScanBadHeaderReadsHeader: ScanChunksAt reports a bad first header as
+// a Reader does, reading the header only, not the 1 GiB after it.
+func TestScanBadHeaderReadsHeader(t *testing.T) {
+	head := append([]byte("FLR\x00"), make([]byte, HeaderSize)...)
+	head[5] = 99 // major version 99
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ScanChunksAt(zeroTail{head}, 1<<30, nil)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a bad header scanned without error")
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("ScanChunksAt allocated %d bytes to report %v", got, err)
 	}
 }

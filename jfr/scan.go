@@ -48,8 +48,12 @@ func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan,
 		if afterOpen && (n < HeaderSize || err != nil) {
 			return spans, nil // the records of the open chunk after its last flush
 		}
-		if n < HeaderSize || err != nil || h.Size > size-off || h.Size > o.maxChunkSize() {
-			return spans, chunkError(ra, size, ChunkSpan{Index: idx, Offset: off, Size: size - off}, opts)
+		if n < HeaderSize || err != nil || h.Size > o.maxChunkSize() {
+			// A Reader stops at the header: it is all there is to read.
+			return spans, chunkError(ra, ChunkSpan{Index: idx, Offset: off, Size: int64(n)}, opts)
+		}
+		if h.Size > size-off {
+			return spans, chunkError(ra, ChunkSpan{Index: idx, Offset: off, Size: size - off}, opts)
 		}
 		spans = append(spans, ChunkSpan{Index: idx, Offset: off, Size: h.Size, Header: h})
 		off += h.Size
@@ -57,11 +61,12 @@ func ScanChunksAt(ra io.ReaderAt, size int64, opts *ReaderOptions) ([]ChunkSpan,
 	}
 }
 
-// chunkError returns the error a Reader gives for the chunk span locates,
-// the last of the data: read in memory, which holds no more than the data
-// there, whatever size its header claims.
-func chunkError(ra io.ReaderAt, size int64, span ChunkSpan, opts *ReaderOptions) error {
-	rest := make([]byte, size-span.Offset)
+// chunkError returns the error a Reader gives for the chunk span locates:
+// the bytes the Reader would read of it before it fails, read into memory,
+// which holds no more than the data there, whatever size the header
+// claims (a Reader grows its buffer by 64 MiB steps).
+func chunkError(ra io.ReaderAt, span ChunkSpan, opts *ReaderOptions) error {
+	rest := make([]byte, span.Size)
 	if n, err := ra.ReadAt(rest, span.Offset); n < len(rest) {
 		return &FormatError{Chunk: span.Index, Offset: span.Offset + int64(n), Err: err}
 	}
