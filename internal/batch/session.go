@@ -89,12 +89,10 @@ func NewSession(n, limit int) *Session {
 func (s *Session) Grow(n int) int {
 	n = max(0, min(n, cap(s.free)+cap(s.reserve)-s.Buffers()))
 	for range n {
-		// Into the reserve, where they stay untouched until needed.
-		select {
-		case s.reserve <- NewBuffer():
-		default:
-			s.free <- NewBuffer()
-		}
+		// Into the reserve, where they stay untouched until needed; n
+		// leaves it room, as the buffers beyond the first count are
+		// there or in use.
+		s.reserve <- NewBuffer()
 	}
 	s.buffers.Add(int32(n))
 	// What was free since LowFree last looked was short of these.
