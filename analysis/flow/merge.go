@@ -299,8 +299,8 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for _, in := range ins {
 		advance(in)
 	}
-	spanIDs := &spanIDs{find: m.internOK}
-	key := spanIDs.key
+	ids := &spanIDs{find: m.internOK}
+	key := ids.key
 	for {
 		var in *pass1Input
 		for _, c := range ins {
@@ -319,7 +319,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		}
 		m.Events += int64(len(sp.events))
 		noteNumbers(sp, &sends[i], &seen)
-		spanIDs.reset()
+		ids.reset()
 		keys, _ = spanKeys(sp, keys[:0], key)
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
@@ -692,7 +692,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		if err != nil {
 			return err
 		}
-		conv := &spanConverter{m: m, node: uint16(i), clockAt: -1, texts: make(map[string]string)}
+		conv := &spanConverter{m: m, node: uint16(i), clockAt: -1, texts: make(map[string]string), ids: spanIDs{find: m.ids.Lookup}}
+		conv.key = conv.ids.key
 		ins = append(ins, &pass2Input{src: newConvertingReadAhead(src, conv), reported: l.endErr})
 	}
 	defer func() {

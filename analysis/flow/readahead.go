@@ -199,7 +199,7 @@ type spanConverter struct {
 	texts   map[string]string
 	keys    []uint32                       // spanKeys' scratch
 	ids     spanIDs                        // the span's IDs' keys, found by the table's Lookup
-	key     func(id []byte) (uint32, bool) // ids.key
+	key     func(id []byte) (uint32, bool) // ids.key, made once
 }
 
 var errNotInterned = errors.New("flow: internal error: a message ID of pass 2 was not interned in pass 1")
@@ -209,10 +209,6 @@ func (c *spanConverter) add(b *spanBatch, sp *rawSpan) error {
 	c.span++
 	ms := mergeSpan{nonCausal: sp.nonCausal, truncated: sp.truncated, unfinished: sp.unfinished, nevents: len(sp.events)}
 	ms.endAt = c.m.correctFrom(c.node, sp.lastWall, &c.clockAt)
-	if c.key == nil {
-		c.ids.find = c.m.ids.Lookup
-		c.key = c.ids.key
-	}
 	c.ids.reset()
 	keys, ok := spanKeys(sp, c.keys[:0], c.key)
 	if !ok {
