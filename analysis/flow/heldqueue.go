@@ -136,7 +136,7 @@ func (q *heldQueue) writeOut(b *heldBlock) {
 // pop removes the oldest entry and returns it in dst's memory.
 func (q *heldQueue) pop(dst []byte) ([]byte, error) {
 	if q.n == 0 {
-		return dst[:0], errors.New("flow: internal error: no span held")
+		return dst[:0], errors.New("internal error: no span held")
 	}
 	q.n--
 	if err := q.read(q.hdr[:]); err != nil {
@@ -149,7 +149,7 @@ func (q *heldQueue) pop(dst []byte) ([]byte, error) {
 func (q *heldQueue) read(p []byte) error {
 	for len(p) > 0 {
 		if len(q.blocks) == 0 || q.blocks[0].n == 0 {
-			return errors.New("flow: internal error: held spans cut short")
+			return errors.New("internal error: held spans cut short")
 		}
 		h := &q.blocks[0]
 		if h.data == nil {

@@ -182,7 +182,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	m.sendNode = newSpilled[uint16](m.spill, "first senders")
 	m.trace = newSpilled[int32](m.spill, "open traces")
 	if len(inputs) > math.MaxUint16 {
-		return m, fmt.Errorf("flow: %d inputs, at most %d", len(inputs), math.MaxUint16)
+		return m, fmt.Errorf("%d inputs, at most %d", len(inputs), math.MaxUint16)
 	}
 	m.Nodes = make([]string, len(inputs))
 	for _, in := range inputs {
@@ -372,9 +372,9 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		return m, m.spill.err
 	}
 	for i, a := range m.Nodes {
-		for _, b := range m.Nodes[:i] {
+		for j, b := range m.Nodes[:i] {
 			if a == b {
-				return m, fmt.Errorf("flow: two inputs are node %s: each node needs its own name", a)
+				return m, fmt.Errorf("%s and %s are both node %s: each node needs its own name", inputs[j].Name, inputs[i].Name, a)
 			}
 		}
 	}
@@ -580,7 +580,7 @@ func (m *Merger) numberNodes(inputs []Input, recordings []bool, sends []map[uint
 		}
 		for _, num := range nums {
 			if j, ok := owner[num]; ok && j != i {
-				errs = append(errs, fmt.Errorf("flow: %s and %s both use node number %d: two recordings of one node, or two nodes with the same number, would merge unrelated operations",
+				errs = append(errs, fmt.Errorf("%s and %s both use node number %d: two recordings of one node, or two nodes with the same number, would merge unrelated operations",
 					inputs[j].Name, inputs[i].Name, num))
 				continue
 			}

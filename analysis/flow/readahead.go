@@ -202,7 +202,7 @@ type spanConverter struct {
 	key     func(id []byte) (uint32, bool) // ids.key, made once
 }
 
-var errNotInterned = errors.New("flow: internal error: a message ID of pass 2 was not interned in pass 1")
+var errNotInterned = errors.New("internal error: a message ID of pass 2 was not interned in pass 1")
 
 // add converts sp into b.
 func (c *spanConverter) add(b *spanBatch, sp *rawSpan) error {

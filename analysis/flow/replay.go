@@ -67,7 +67,7 @@ type spanLog struct {
 func newSpanLog(dir string) (*spanLog, error) {
 	f, err := os.CreateTemp(dir, "flightrec-flow-*.spans")
 	if err != nil {
-		return nil, fmt.Errorf("flow: temporary span log: %w", err)
+		return nil, fmt.Errorf("temporary span log: %w", err)
 	}
 	l := &spanLog{f: f, w: bufio.NewWriterSize(f, 1<<16)}
 	if runtime.GOOS != "windows" {
@@ -147,7 +147,7 @@ func (l *spanLog) add(sp *rawSpan) {
 	}
 	l.buf = b
 	if _, err := l.w.Write(b); err != nil {
-		l.err = fmt.Errorf("flow: temporary span log: %w", err)
+		l.err = fmt.Errorf("temporary span log: %w", err)
 	}
 }
 
@@ -155,7 +155,7 @@ func (l *spanLog) add(sp *rawSpan) {
 func (l *spanLog) finish() error {
 	if l.err == nil {
 		if err := l.w.Flush(); err != nil {
-			l.err = fmt.Errorf("flow: temporary span log: %w", err)
+			l.err = fmt.Errorf("temporary span log: %w", err)
 		}
 	}
 	return l.err
@@ -211,7 +211,7 @@ const replayBlock = 1 << 18
 
 func newReplaySource(l *spanLog, endErr error) (*replaySource, error) {
 	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("flow: temporary span log: %w", err)
+		return nil, fmt.Errorf("temporary span log: %w", err)
 	}
 	if endErr == nil {
 		endErr = io.EOF
@@ -219,7 +219,7 @@ func newReplaySource(l *spanLog, endErr error) (*replaySource, error) {
 	return &replaySource{f: l.f, endErr: endErr, blk: make([]byte, 0, replayBlock)}, nil
 }
 
-var errBadSpanLog = errors.New("flow: temporary span log is corrupt")
+var errBadSpanLog = errors.New("temporary span log is corrupt")
 
 // maxSpanLogBytes bounds a length read back from a span log, so that a
 // file damaged on disk cannot make the replay allocate without limit; a
@@ -244,7 +244,7 @@ func (s *replaySource) fill() error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("flow: temporary span log: %w", err)
+		return fmt.Errorf("temporary span log: %w", err)
 	}
 	return nil
 }

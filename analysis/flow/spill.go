@@ -224,15 +224,15 @@ func (s *spilled[T]) load(pi int) []T {
 	p.buf = grow(p.buf, int(size))
 	off := int64(pi) * size
 	if _, err := s.file.ReadAt(p.buf, off); err != nil {
-		p.fail(fmt.Errorf("flow: spill file of the %s, page %d at byte offset %d: %w", s.name, pi, off, err))
+		p.fail(fmt.Errorf("spill file of the %s, page %d at byte offset %d: %w", s.name, pi, off, err))
 		return pg
 	}
 	if crc32.Checksum(p.buf, spillTable)+1 != s.sums[pi] {
-		p.fail(fmt.Errorf("flow: spill file of the %s, page %d at byte offset %d: checksum mismatch: the temporary file was changed", s.name, pi, off))
+		p.fail(fmt.Errorf("spill file of the %s, page %d at byte offset %d: checksum mismatch: the temporary file was changed", s.name, pi, off))
 		return pg
 	}
 	if _, err := binary.Decode(p.buf, binary.LittleEndian, pg); err != nil {
-		p.fail(fmt.Errorf("flow: spill file of the %s, page %d: %w", s.name, pi, err))
+		p.fail(fmt.Errorf("spill file of the %s, page %d: %w", s.name, pi, err))
 	}
 	return pg
 }
@@ -267,7 +267,7 @@ func (s *spilled[T]) evict(pi int) {
 	if s.file == nil {
 		f, err := p.newFile()
 		if err != nil {
-			p.fail(fmt.Errorf("flow: temporary spill file: %w", err))
+			p.fail(fmt.Errorf("temporary spill file: %w", err))
 			return
 		}
 		s.file = f
@@ -275,12 +275,12 @@ func (s *spilled[T]) evict(pi int) {
 	size := s.pageBytes()
 	p.buf = grow(p.buf, int(size))
 	if _, err := binary.Encode(p.buf, binary.LittleEndian, pg); err != nil {
-		p.fail(fmt.Errorf("flow: spill file of the %s: %w", s.name, err))
+		p.fail(fmt.Errorf("spill file of the %s: %w", s.name, err))
 		return
 	}
 	off := int64(pi) * size
 	if _, err := s.file.WriteAt(p.buf, off); err != nil {
-		p.fail(fmt.Errorf("flow: spill file of the %s, page %d at byte offset %d: %w", s.name, pi, off, err))
+		p.fail(fmt.Errorf("spill file of the %s, page %d at byte offset %d: %w", s.name, pi, off, err))
 		return
 	}
 	s.sums[pi] = crc32.Checksum(p.buf, spillTable) + 1

@@ -204,6 +204,25 @@ func TestFlowErrorsCLI(t *testing.T) {
 	}
 }
 
+// TestFlowSameNodeCLI: two inputs of one node name are refused with an
+// error that names both files, prefixed once with the command.
+func TestFlowSameNodeCLI(t *testing.T) {
+	a := flowExamples + "ex1/A.txt"
+	b := filepath.Join(t.TempDir(), "A.txt")
+	data, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, data, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCmd(t, "flow", "stats", a, b)
+	want := "flightrec flow: " + a + " and " + b + " are both node A: each node needs its own name\n"
+	if code != 1 || string(errOut) != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, errOut, want)
+	}
+}
+
 func isTerminal(t *testing.T, f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/flightrec/flightrec/internal/testrec"
@@ -31,7 +32,24 @@ func runCmd(t *testing.T, args ...string) (int, []byte, []byte) {
 	stderr.Close()
 	o, _ := os.ReadFile(stdout.Name())
 	e, _ := os.ReadFile(stderr.Name())
+	checkPrefix(t, args, e)
 	return code, o, e
+}
+
+// checkPrefix fails the test if an error line names the command twice
+// ("flightrec flow: flow: ..."): the command's name is its one prefix, as
+// the go command's are.
+func checkPrefix(t *testing.T, args []string, stderr []byte) {
+	t.Helper()
+	if len(args) == 0 {
+		return
+	}
+	for line := range strings.Lines(string(stderr)) {
+		rest, ok := strings.CutPrefix(line, "flightrec "+args[0]+": ")
+		if ok && strings.HasPrefix(rest, args[0]+": ") {
+			t.Errorf("%q: doubled prefix: %s", args, line)
+		}
+	}
 }
 
 // truncatedRecording writes the 3-chunk all-types recording cut in the
