@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"github.com/flightrec/flightrec/jdkio"
@@ -97,6 +98,10 @@ traces and the statistics of flightrec flow. --cluster=false skips it.`,
 		}
 		rec, err := recorder.Start(recorder.WithName("flightrec demo"), recorder.WithFile(*out), recorder.WithSettings(settings))
 		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				return outputError("--out", *out, err)
+			}
 			return err
 		}
 		runDemoWorkload(ctx, *dur)

@@ -126,15 +126,15 @@ func exportPprof(fs *flag.FlagSet, files []string, out string) error {
 	return writeFile(out, prof.Write)
 }
 
-// writeFile writes a file through write, removing it if that fails.
+// writeFile writes the -o file through write, removing it if that fails.
 func writeFile(name string, write func(w io.Writer) error) (err error) {
 	f, err := os.Create(name)
 	if err != nil {
-		return err
+		return outputError("-o", name, err)
 	}
 	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = outputError("-o", name, cerr)
 		}
 		if err != nil {
 			os.Remove(name)

@@ -216,6 +216,12 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 	if sub != "cut" && (message != "" || outDir != "") {
 		return cli.Usagef("--message and --out are flags of flow cut")
 	}
+	if sub == "cut" {
+		// Before the merge, which may take long, rather than after it.
+		if err := os.MkdirAll(outDir, 0o777); err != nil {
+			return outputError("--out", outDir, err)
+		}
+	}
 	prevLimit := debug.SetMemoryLimit(-1)
 	budget, err := setMemoryBudget(fs)
 	if err != nil {
@@ -292,8 +298,10 @@ func runFlow(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string)
 				if t.MessageID(k) == message {
 					found = true
 					var err error
-					cutFiles, err = flow.Cut(t, outDir)
-					return err
+					if cutFiles, err = flow.Cut(t, outDir); err != nil {
+						return outputError("--out", outDir, err)
+					}
+					return nil
 				}
 			}
 			return ctx.Err()

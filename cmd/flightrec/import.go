@@ -69,7 +69,7 @@ func importTrace(in, out string, threshold time.Duration) error {
 	defer f.Close()
 	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.tmp")
 	if err != nil {
-		return err
+		return outputError("output", out, err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
 	o := gotrace.Options{Thresholds: map[gotrace.Kind]time.Duration{}}
@@ -88,10 +88,13 @@ func importTrace(in, out string, threshold time.Duration) error {
 	}
 	if err := bw.Flush(); err != nil {
 		tmp.Close()
-		return err
+		return outputError("output", out, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return outputError("output", out, err)
 	}
-	return os.Rename(tmp.Name(), out)
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return outputError("output", out, err)
+	}
+	return nil
 }

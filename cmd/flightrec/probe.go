@@ -278,7 +278,7 @@ func probeRun(ctx context.Context, env *cli.Env, o probeFlags, funcs, program []
 		werr = rec.Close(sums)
 	}
 	if werr != nil {
-		return fmt.Errorf("%s: %w", o.out, werr)
+		return outputError("--out", o.out, werr)
 	}
 	if o.json {
 		return writeSummaryJSON(env.Stdout, pid, sums, !o.trace && o.interval == 0)
@@ -420,7 +420,7 @@ func newRecording(path string, s *probe.Session) (*probeRecording, error) {
 	}
 	w, err := probe.CreateJFR(path, s)
 	if err != nil {
-		return nil, err
+		return nil, outputError("--out", path, err)
 	}
 	return &probeRecording{w}, nil
 }
