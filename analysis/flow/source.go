@@ -29,7 +29,19 @@ type Input struct {
 
 // FileInput returns the Input of a file.
 func FileInput(path string) Input {
-	in := Input{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+	in := Input{Name: path, Open: func() (io.ReadCloser, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		// A directory opens; its first read fails with an error that
+		// names it again ("DIR: read DIR: is a directory").
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			f.Close()
+			return nil, fmt.Errorf("%s: is a directory", path)
+		}
+		return f, nil
+	}}
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		in.Size = st.Size()
 	}

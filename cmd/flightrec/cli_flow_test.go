@@ -223,6 +223,16 @@ func TestFlowSameNodeCLI(t *testing.T) {
 	}
 }
 
+// TestFlowDirectoryInputCLI: a directory given as an input is named
+// once, as the other commands name it.
+func TestFlowDirectoryInputCLI(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCmd(t, "flow", "stats", dir)
+	if want := "flightrec flow: " + dir + ": is a directory\n"; code != 1 || string(errOut) != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, errOut, want)
+	}
+}
+
 func isTerminal(t *testing.T, f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
