@@ -273,6 +273,8 @@ func TestProbeUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"--duration", "-1s", "-p", "1", "main.work"},
 		{"--interval", "-5ms", "main.work", "--", "/bin/true"},
+		{"-p", "-5", "main.work"},
+		{"--list", "-p", "-5"},
 	} {
 		if code, _, stderr := runCmd(t, append([]string{"probe"}, args...)...); code != 2 {
 			t.Errorf("probe %q: exit %d, want 2 (%s)", args, code, stderr)

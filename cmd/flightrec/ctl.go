@@ -99,8 +99,8 @@ func runCtl(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) 
 		return ctlList(env.Stdout)
 	}
 	pid, err := strconv.Atoi(args[0])
-	if err != nil {
-		return cli.Usagef("expected a process id, got %q", args[0])
+	if err != nil || pid <= 0 {
+		return cli.Usagef("expected a process id (a positive number), got %q", args[0])
 	}
 	if len(args) < 2 {
 		return cli.Usagef("expected a command after the pid: start, check, configure, dump, stop or stream")

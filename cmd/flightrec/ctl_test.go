@@ -639,3 +639,15 @@ func TestCtlStreamKeepsChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestCtlBadPID: a negative number or zero where the pid goes is a usage
+// error that says a pid is wanted; "-5" was taken for an undefined flag.
+func TestCtlBadPID(t *testing.T) {
+	for _, pid := range []string{"-5", "0", "check"} {
+		code, _, errOut := runCmd(t, "ctl", pid, "check")
+		want := "flightrec ctl: expected a process id (a positive number), got \"" + pid + "\"\nusage: flightrec ctl "
+		if code != 2 || !strings.HasPrefix(string(errOut), want) {
+			t.Errorf("ctl %s check: exit %d, stderr %q; want 2, %q...", pid, code, errOut, want)
+		}
+	}
+}

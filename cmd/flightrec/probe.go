@@ -116,6 +116,9 @@ it run, so its first calls are seen.`,
 		if o.duration < 0 || o.interval < 0 {
 			return cli.Usagef("--duration and --interval must not be negative")
 		}
+		if o.pid < 0 {
+			return cli.Usagef("-p %d: a process id is a positive number", o.pid)
+		}
 		if o.list {
 			return probeList(env, o, args)
 		}

@@ -129,7 +129,7 @@ func interleave(fs *flag.FlagSet, args []string, keepDashDash bool) []string {
 			pos = append(pos, args[i+1:]...)
 			break
 		}
-		if len(a) < 2 || a[0] != '-' {
+		if len(a) < 2 || a[0] != '-' || isNegativeNumber(a) && fs.Lookup(a[1:]) == nil {
 			pos = append(pos, a)
 			continue
 		}
@@ -150,6 +150,14 @@ func interleave(fs *flag.FlagSet, args []string, keepDashDash bool) []string {
 		}
 	}
 	return append(append(flags, "--"), pos...)
+}
+
+// isNegativeNumber tells whether a is "-" and digits: an argument, not a
+// flag, so that the command can say what it wanted instead (ctl -5 check:
+// a pid is positive) where the flag package said "flag provided but not
+// defined: -5".
+func isNegativeNumber(a string) bool {
+	return len(a) > 1 && a[0] == '-' && strings.Trim(a[1:], "0123456789") == ""
 }
 
 func isBool(f *flag.Flag) bool {

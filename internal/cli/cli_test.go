@@ -39,6 +39,9 @@ func TestMainFlags(t *testing.T) {
 		{[]string{"cmd", "a", "--out"}, 2, "", "flag needs an argument: -out"},
 		{[]string{"cmd", "--out"}, 2, "", "flag needs an argument: -out"},
 		{[]string{"cmd", "a", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
+		// A negative number is an argument, for the command to judge.
+		{[]string{"cmd", "-5", "a"}, 0, " false -5,a", ""},
+		{[]string{"cmd", "--out", "-5", "a"}, 0, "-5 false a", ""},
 	} {
 		var got string
 		var stdout, stderr bytes.Buffer
