@@ -109,6 +109,15 @@ func TestPrintUsageErrors(t *testing.T) {
 			t.Errorf("%q: exit status %d, want 2", args, code)
 		}
 	}
+	// A bad flag value is named with the flag, and what it wants.
+	for _, c := range []struct{ args, want string }{
+		{"--stack-depth -1", "flightrec print: --stack-depth -1: want 0 or more\n"},
+		{"--stack-depth abc", "flightrec print: --stack-depth \"abc\": want a whole number\n"},
+	} {
+		if code, _, errOut := runCmd(t, append(append([]string{"print"}, strings.Fields(c.args)...), "x.jfr")...); code != 2 || !bytes.HasPrefix(errOut, []byte(c.want)) {
+			t.Errorf("print %s: exit %d, stderr %q; want 2, %q", c.args, code, errOut, c.want)
+		}
+	}
 	// print reads a .gz file, --follow cannot: it says so.
 	gz := filepath.Join(testrec.Dir(), "jdk17-alltypes.jfr.gz")
 	if code, _, errOut := runCmd(t, "print", "--follow", gz); code != 1 || !bytes.Contains(errOut, []byte("print a .gz file without it")) {

@@ -58,7 +58,7 @@ status is 1.`,
 			StackDepth: fs.Lookup("stack-depth").Value.(flag.Getter).Get().(int),
 		}
 		if opts.StackDepth < 0 {
-			return cli.Usagef("stack depth must be zero or a positive integer")
+			return cli.Usagef("--stack-depth %d: want 0 or more", opts.StackDepth)
 		}
 		format := jfrtool.FormatPretty
 		if fs.Lookup("json").Value.(flag.Getter).Get().(bool) {

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
+	"time"
 )
 
 // Command is one subcommand.
@@ -94,7 +96,10 @@ func Main(ctx context.Context, env *Env, cmds []*Command, args []string) int {
 			printHelp(env.Stdout, env.Program, c)
 			return 0
 		}
-		env.Stderr.Write(parseOut.Bytes())
+		// The flag package's own message, with the usage it printed
+		// after it, starts without the program's name.
+		fmt.Fprintf(env.Stderr, "%s %s: %s\n", env.Program, c.Name, flagError(fs, err))
+		fs.Usage()
 		return 2
 	}
 	err = c.Run(ctx, env, fs, fs.Args())
@@ -113,6 +118,39 @@ func Main(ctx context.Context, env *Env, cmds []*Command, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s %s: %v\n", env.Program, c.Name, err)
 		return 1
 	}
+}
+
+// invalidValue matches the flag package's error for a value its flag
+// cannot parse.
+var invalidValue = regexp.MustCompile(`^invalid value (".*") for flag -([^:]+): parse error$`)
+
+// flagError is the message for err, an error of fs.Parse. For a value the
+// flag cannot parse, the flag package says "parse error"; this says what
+// the flag wants, as the commands do for values they check themselves.
+func flagError(fs *flag.FlagSet, err error) string {
+	m := invalidValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	f := fs.Lookup(m[2])
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	var want string
+	switch g.Get().(type) {
+	case time.Duration:
+		want = "a duration such as 300ms, 1.5s or 2m"
+	case int, int64, uint, uint64:
+		want = "a whole number"
+	case float64:
+		want = "a number"
+	case bool:
+		want = "true or false"
+	default:
+		return err.Error()
+	}
+	return fmt.Sprintf("--%s %s: want %s", m[2], m[1], want)
 }
 
 // interleave moves flags that follow positional arguments to the front, so

@@ -16,6 +16,8 @@ func testCommand(got *string) *Command {
 		SetFlags: func(fs *flag.FlagSet) {
 			fs.String("out", "", "output `FILE`")
 			fs.Bool("json", false, "JSON")
+			fs.Duration("wait", 0, "a duration")
+			fs.Int("n", 0, "a number")
 		},
 		Run: func(ctx context.Context, env *Env, fs *flag.FlagSet, args []string) error {
 			*got = fs.Lookup("out").Value.String() + " " + fs.Lookup("json").Value.String() + " " + strings.Join(args, ",")
@@ -38,7 +40,10 @@ func TestMainFlags(t *testing.T) {
 		// not a flag whose value is the "--" put before the arguments.
 		{[]string{"cmd", "a", "--out"}, 2, "", "flag needs an argument: -out"},
 		{[]string{"cmd", "--out"}, 2, "", "flag needs an argument: -out"},
-		{[]string{"cmd", "a", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
+		{[]string{"cmd", "a", "--bogus"}, 2, "", "prog cmd: flag provided but not defined: -bogus\nusage: prog cmd "},
+		// A value its flag cannot parse: what the flag wants.
+		{[]string{"cmd", "--wait", "5", "a"}, 2, "", "prog cmd: --wait \"5\": want a duration such as 300ms, 1.5s or 2m\nusage: prog cmd "},
+		{[]string{"cmd", "--n", "x", "a"}, 2, "", "prog cmd: --n \"x\": want a whole number\n"},
 		// A negative number is an argument, for the command to judge.
 		{[]string{"cmd", "-5", "a"}, 0, " false -5,a", ""},
 		{[]string{"cmd", "--out", "-5", "a"}, 0, "-5 false a", ""},
