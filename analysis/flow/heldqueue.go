@@ -278,3 +278,10 @@ func (h *heldNums) remove(num int64) {
 	}
 	h.delKey, h.delPage = key, p
 }
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}

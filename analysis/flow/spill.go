@@ -1,11 +1,11 @@
 package flow
 
 import (
-	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"os"
 	"runtime"
+	"unsafe"
 )
 
 // A merge keeps a few arrays indexed by message key (the ID table's
@@ -35,7 +35,7 @@ type spillPool struct {
 	hand     int
 	err      error // the first write, read or checksum error
 	written  int64 // pages written
-	buf      []byte
+	read     int64 // pages read back
 	files    []*os.File
 	unlinked []bool
 }
@@ -114,7 +114,11 @@ func (p *spillPool) close() {
 }
 
 // spillElem are the element types of spilled arrays: fixed-size integers,
-// which encoding/binary writes and reads without reflection.
+// whose pages go to the file as they are in memory (pageMemory). The file
+// is the process's own, read back by it alone, so the byte order is the
+// machine's; encoding each element (encoding/binary) took most of a
+// spilling merge's time, and under the race detector, which checks every
+// element's access, minutes for the spill tests.
 type spillElem interface {
 	~int32 | ~int64 | ~uint16 | ~uint32 | ~uint64
 }
@@ -147,7 +151,13 @@ func newSpilled[T spillElem](pool *spillPool, name string) spilled[T] {
 
 func (s *spilled[T]) Len() int { return s.n }
 
-func (s *spilled[T]) elemSize() int64 { return int64(binary.Size(T(0))) }
+func (s *spilled[T]) elemSize() int64 { var v T; return int64(unsafe.Sizeof(v)) }
+
+// pageMemory is the memory of page pg, as bytes.
+func pageMemory[T spillElem](pg []T) []byte {
+	var v T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(pg))), len(pg)*int(unsafe.Sizeof(v)))
+}
 
 func (s *spilled[T]) pageBytes() int64 { return s.elemSize() << pageBits }
 
@@ -220,28 +230,20 @@ func (s *spilled[T]) load(pi int) []T {
 	if p.err != nil {
 		return pg
 	}
-	size := s.pageBytes()
-	p.buf = grow(p.buf, int(size))
-	off := int64(pi) * size
-	if _, err := s.file.ReadAt(p.buf, off); err != nil {
+	b := pageMemory(pg)
+	off := int64(pi) * s.pageBytes()
+	if _, err := s.file.ReadAt(b, off); err != nil {
+		clear(pg)
 		p.fail(fmt.Errorf("spill file of the %s, page %d at byte offset %d: %w", s.name, pi, off, err))
 		return pg
 	}
-	if crc32.Checksum(p.buf, spillTable)+1 != s.sums[pi] {
+	if crc32.Checksum(b, spillTable)+1 != s.sums[pi] {
+		clear(pg)
 		p.fail(fmt.Errorf("spill file of the %s, page %d at byte offset %d: checksum mismatch: the temporary file was changed", s.name, pi, off))
 		return pg
 	}
-	if _, err := binary.Decode(p.buf, binary.LittleEndian, pg); err != nil {
-		p.fail(fmt.Errorf("spill file of the %s, page %d: %w", s.name, pi, err))
-	}
+	p.read++
 	return pg
-}
-
-func grow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
 }
 
 func (s *spilled[T]) recent(pi int) bool {
@@ -272,18 +274,13 @@ func (s *spilled[T]) evict(pi int) {
 		}
 		s.file = f
 	}
-	size := s.pageBytes()
-	p.buf = grow(p.buf, int(size))
-	if _, err := binary.Encode(p.buf, binary.LittleEndian, pg); err != nil {
-		p.fail(fmt.Errorf("spill file of the %s: %w", s.name, err))
-		return
-	}
-	off := int64(pi) * size
-	if _, err := s.file.WriteAt(p.buf, off); err != nil {
+	b := pageMemory(pg)
+	off := int64(pi) * s.pageBytes()
+	if _, err := s.file.WriteAt(b, off); err != nil {
 		p.fail(fmt.Errorf("spill file of the %s, page %d at byte offset %d: %w", s.name, pi, off, err))
 		return
 	}
-	s.sums[pi] = crc32.Checksum(p.buf, spillTable) + 1
+	s.sums[pi] = crc32.Checksum(b, spillTable) + 1
 	p.written++
 }
 
