@@ -201,8 +201,9 @@ func runClusterNode(ctx context.Context, env *cli.Env, idx int, peers []string, 
 			go func() { defer readers.Done(); n.read(&clusterConn{c: c}) }()
 		}
 	}()
-	sent, lost := n.client(ctx, requests, &readers)
-	fmt.Fprintf(env.Stdout, "%d requests sent, %d retransmitted\n", sent, lost)
+	done, sent, lost := n.client(ctx, requests, &readers)
+	// --requests counts requests; a fan-out sends a message to each peer.
+	fmt.Fprintf(env.Stdout, "%d requests, %d messages sent (a fan-out to both peers), %d retransmitted\n", done, sent, lost)
 	io.Copy(io.Discard, os.Stdin) //nolint:errcheck // EOF: every node is done
 	l.Close()
 	n.mu.Lock()
@@ -300,13 +301,14 @@ func (n *clusterNode) conn(peer int, readers *sync.WaitGroup) (*clusterConn, err
 // client sends the node's requests: every third one a fan-out to all
 // peers, the others to one peer; it waits for the responses and
 // retransmits a request that got none.
-func (n *clusterNode) client(ctx context.Context, requests int, readers *sync.WaitGroup) (sent, retransmitted int) {
+func (n *clusterNode) client(ctx context.Context, requests int, readers *sync.WaitGroup) (done, sent, retransmitted int) {
 	event.SetGoroutineName(clusterNodes[n.idx] + "-client")
 	defer event.SetGoroutineName("")
 	for r := range requests {
 		if ctx.Err() != nil {
 			break
 		}
+		done++
 		var targets []int
 		tag := "GET"
 		if r%3 == 0 {
@@ -362,5 +364,5 @@ func (n *clusterNode) client(ctx context.Context, requests int, readers *sync.Wa
 			}
 		}
 	}
-	return sent, retransmitted
+	return done, sent, retransmitted
 }

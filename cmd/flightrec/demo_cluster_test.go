@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"regexp"
 	"testing"
 
 	aflow "github.com/flightrec/flightrec/analysis/flow"
@@ -60,5 +61,13 @@ func TestDemoCluster(t *testing.T) {
 	// 12 requests per node, a third of them to both peers, each answered.
 	if m.TracesOut != 36 || received == 0 || retrans == 0 {
 		t.Errorf("%d traces, %d receipts, %d retransmissions", m.TracesOut, received, retrans)
+	}
+	// Each node's line counts the --requests it made and the messages
+	// they took: 8 to one peer and 4 fan-outs to two; it said "16
+	// requests sent", beside "--requests 12".
+	for _, node := range []string{"A", "B", "C"} {
+		if !regexp.MustCompile(`(?m)^node ` + node + `: 12 requests, 16 messages sent \(a fan-out to both peers\), \d+ retransmitted$`).Match(out) {
+			t.Errorf("node %s's line is missing or wrong:\n%s", node, out)
+		}
 	}
 }
