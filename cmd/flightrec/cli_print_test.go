@@ -128,3 +128,21 @@ func TestPrintUsageErrors(t *testing.T) {
 		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestPrintFollowFileErrors: print --follow names a missing file or a
+// directory once, as print without it does; it said "F: open F: ..." and
+// "D: read D: is a directory".
+func TestPrintFollowFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.jfr")
+	for _, c := range []struct{ path, want string }{
+		{missing, "flightrec print: open " + missing + ": no such file or directory\n"},
+		{dir, "flightrec print: " + dir + ": is a directory\n"},
+	} {
+		for _, args := range [][]string{{"print", "--follow", c.path}, {"print", c.path}} {
+			if code, _, errOut := runCmd(t, args...); code != 1 || string(errOut) != c.want {
+				t.Errorf("%q: exit %d, stderr %q; want 1, %q", args, code, errOut, c.want)
+			}
+		}
+	}
+}

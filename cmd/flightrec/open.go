@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/flightrec/flightrec/internal/mmapfile"
@@ -83,6 +84,16 @@ func (r *recording) fileError(err error) error { return fileError(r.name, err) }
 func fileError(name string, err error) error {
 	if err == nil {
 		return nil
+	}
+	// The system's error names the file already: "open FILE: no such
+	// file or directory" as the other commands say it, and "FILE: is a
+	// directory" where it said "FILE: read FILE: is a directory".
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == name {
+		if pe.Op == "open" {
+			return err
+		}
+		err = pe.Err
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
