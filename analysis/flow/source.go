@@ -220,7 +220,9 @@ func newTextSource(name string, r *bufio.Reader, c io.Closer) (*textSource, erro
 	w, ok2 := parseInt(wall)
 	if !ok || !ok1 || !ok2 {
 		c.Close()
-		return nil, fmt.Errorf("%s:1: not a span log: the first line must be <nanoTime>=<unixMillis>", name)
+		// The input did not start as a recording does either: a user who
+		// gave a corrupt or wrong file wants to hear about both formats.
+		return nil, fmt.Errorf("%s:1: neither a recording (no JFR magic at byte 0) nor a span log (its first line is <nanoTime>=<unixMillis>)", name)
 	}
 	s.originNano, s.originWall = n, w*1e6
 	return s, nil

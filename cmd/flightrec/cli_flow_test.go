@@ -233,6 +233,20 @@ func TestFlowDirectoryInputCLI(t *testing.T) {
 	}
 }
 
+// TestFlowGarbageInputCLI: a file that is neither format is named with
+// both, not only as "not a span log" (a corrupt recording is one too).
+func TestFlowGarbageInputCLI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "n0.jfr")
+	if err := os.WriteFile(path, []byte("\x7fELF\x02\x01\x01garbage\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCmd(t, "flow", "stats", path)
+	want := "flightrec flow: " + path + ":1: neither a recording (no JFR magic at byte 0) nor a span log (its first line is <nanoTime>=<unixMillis>)\n"
+	if code != 1 || string(errOut) != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, errOut, want)
+	}
+}
+
 func isTerminal(t *testing.T, f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
