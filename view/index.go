@@ -161,6 +161,7 @@ func (ix *Index) Close() error {
 
 func openFile(name string) (*File, error) {
 	f := &File{Name: name}
+	cut := false // a compressed file that ends early
 	m, err := mmapfile.Open(name)
 	switch {
 	case err == nil && !(len(m.Data) >= 2 && m.Data[0] == 0x1f && m.Data[1] == 0x8b):
@@ -169,11 +170,11 @@ func openFile(name string) (*File, error) {
 		if m != nil {
 			m.Close()
 		}
-		data, err := readAll(name)
+		data, c, err := readAll(name)
 		if err != nil {
 			return nil, err
 		}
-		f.data = data
+		f.data, cut = data, c
 	default:
 		return nil, err
 	}
@@ -185,6 +186,11 @@ func openFile(name string) (*File, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if cut {
+		// The chunk scan named the chunk where the data ends, as the
+		// other commands do; one cut at a chunk's end is still cut.
+		return nil, fmt.Errorf("%s: byte offset %d of the decompressed data: unexpected end of the compressed file (truncated .gz)", name, f.Size)
+	}
 	f.chunks = spans
 	f.Start, f.End = math.MaxInt64, math.MinInt64
 	for _, s := range spans {
@@ -194,31 +200,37 @@ func openFile(name string) (*File, error) {
 	return f, nil
 }
 
-// readAll reads a file, decompressing it if it is gzip-compressed.
-func readAll(name string) ([]byte, error) {
+// readAll reads a file, decompressing it if it is gzip-compressed. Of a
+// compressed file that ends early it returns what it held and cut, so
+// that the error can name the chunk where the data ends; it said
+// "unexpected EOF".
+func readAll(name string) (data []byte, cut bool, err error) {
 	raw, err := os.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer raw.Close()
 	var head [2]byte
 	n, _ := io.ReadFull(raw, head[:])
 	if _, err := raw.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var r io.Reader = raw
 	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, false, fmt.Errorf("%s: gzip header: %w", name, err)
 		}
 		r = zr
 	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	data, err = io.ReadAll(r)
+	if errors.Is(err, io.ErrUnexpectedEOF) && r != io.Reader(raw) {
+		return data, true, nil
 	}
-	return data, nil
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", name, err)
+	}
+	return data, false, nil
 }
 
 // chunkResult is what one chunk's pass found, with chunk-local ids.

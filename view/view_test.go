@@ -1,12 +1,15 @@
 package view
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -315,5 +318,45 @@ func TestFileShrinksWhileSummarized(t *testing.T) {
 	})
 	if !errors.Is(err, mmapfile.ErrChanged) || !strings.HasPrefix(err.Error(), path+": ") {
 		t.Fatalf("summary of a mapped file cut underneath: %v, want %v naming the file", err, mmapfile.ErrChanged)
+	}
+}
+
+// TestOpenTruncatedGzip: a .jfr.gz cut short is an error naming the chunk
+// and byte offset where its data ends, as the other commands' is; it was
+// "unexpected EOF". Cut at a chunk's end, it is still an error.
+func TestOpenTruncatedGzip(t *testing.T) {
+	data := testrec.Bytes(t, "jdk17-sample-multichunk.jfr.gz")
+	spans, err := jfr.ScanChunksAt(bytes.NewReader(data), int64(len(data)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := func(b []byte) []byte {
+		var out bytes.Buffer
+		zw := gzip.NewWriter(&out)
+		zw.Write(b)
+		zw.Close()
+		return out.Bytes()
+	}
+	whole := gz(data)
+	atChunkEnd := gz(data[:spans[1].Offset])
+	for _, c := range []struct {
+		name string
+		file []byte
+		want *regexp.Regexp
+	}{
+		{"mid-chunk", whole[:len(whole)/2], regexp.MustCompile(`^\S+: chunk \d+, byte offset \d+: unexpected end of data \(truncated recording\)`)},
+		{"chunk end", atChunkEnd[:len(atChunkEnd)-4], regexp.MustCompile(`^\S+: byte offset \d+ of the decompressed data: unexpected end of the compressed file \(truncated \.gz\)$`)},
+	} {
+		path := filepath.Join(t.TempDir(), "rec.jfr.gz")
+		if err := os.WriteFile(path, c.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ix, err := Open([]string{path})
+		if err == nil {
+			ix.Close()
+		}
+		if err == nil || !c.want.MatchString(err.Error()) {
+			t.Errorf("%s: Open: %v; want %s", c.name, err, c.want)
+		}
 	}
 }
