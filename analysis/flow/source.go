@@ -159,7 +159,7 @@ func openSource(in Input, dir string) (source, error) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			rc.Close()
-			return nil, fmt.Errorf("%s: %w", in.Name, err)
+			return nil, fmt.Errorf("%s: gzip header: %w", in.Name, err)
 		}
 		rc = struct {
 			io.Reader

@@ -146,3 +146,18 @@ func TestPrintFollowFileErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGzipHeaderCut: a .gz file cut inside its header says so, where it
+// said only "unexpected EOF".
+func TestGzipHeaderCut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rec.jfr.gz")
+	if err := os.WriteFile(path, []byte{0x1f, 0x8b, 8, 0, 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"summary", path}, {"print", path}, {"view", "--no-browser", path}, {"flow", "stats", path}} {
+		want := "flightrec " + args[0] + ": " + path + ": gzip header: unexpected EOF\n"
+		if code, _, errOut := runCmd(t, args...); code != 1 || string(errOut) != want {
+			t.Errorf("%q: exit %d, stderr %q; want 1, %q", args, code, errOut, want)
+		}
+	}
+}

@@ -60,7 +60,7 @@ func openRecordingWith(name string, opts *jfr.ReaderOptions) (*recording, error)
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: gzip header: %w", name, err)
 		}
 		src = bufio.NewReaderSize(zr, 1<<20)
 	}
