@@ -43,8 +43,9 @@ per 100 ms from the fastest message each way, following drift and steps).
 	flow stats [--messages] [--traces] [--locks] [--interceptors] FILES...
 		the statistics (all four reports unless some are chosen), then INPUTS
 	flow cut --message ID --out DIR FILES...
-		the span logs of that message's trace, DIR/<node>.txt; they say
-		their clocks are corrected, so they merge again to the same trace
+		the span logs of that message's trace, DIR/<node>.txt (DIR is
+		made, before the merge, if missing); they say their clocks are
+		corrected, so they merge again to the same trace
 	flow export --otlp URL [traces filters] FILES...
 		sends the traces as OpenTelemetry spans: OTLP/HTTP protobuf to
 		URL/v1/traces (http://localhost:4318), or OTLP/gRPC to
