@@ -247,7 +247,8 @@ func (a *agent) handle(conn *net.UnixConn) {
 	conn.SetReadDeadline(time.Now().Add(requestTimeout))
 	kind, body, err := ctlproto.ReadFrame(conn, ctlproto.MaxRequest)
 	if err != nil {
-		if errors.Is(err, ctlproto.ErrFrameTooLarge) || strings.HasPrefix(err.Error(), "ctlproto:") {
+		var fe *ctlproto.FrameError
+		if errors.As(err, &fe) || errors.Is(err, ctlproto.ErrFrameTooLarge) {
 			reply(conn, &ctlproto.Response{Error: "bad request: " + err.Error()})
 		}
 		return

@@ -135,9 +135,9 @@ func TestBadRequests(t *testing.T) {
 		raw  []byte
 		want string
 	}{
-		{"garbage", garbage, "bad request: ctlproto: unknown frame kind 0x78"},
-		{"oversized", frame('J', 1<<30, "{"), "bad request: ctlproto: frame too large: 1073741824 bytes, the limit is 65536"},
-		{"truncated", frame('J', 100, `{"version":1`), "bad request: ctlproto: truncated frame (12 of 100 bytes)"},
+		{"garbage", garbage, "bad request: unknown frame kind 0x78"},
+		{"oversized", frame('J', 1<<30, "{"), "bad request: frame too large: 1073741824 bytes, the limit is 65536"},
+		{"truncated", frame('J', 100, `{"version":1`), "bad request: truncated frame (12 of 100 bytes)"},
 		{"truncated header", []byte{'J', 0}, "closed"},
 		{"not JSON", frame('J', 5, "hello"), "bad request: invalid character 'h'"},
 		{"segment frame", frame('S', 2, "{}"), "bad request: not a JSON frame"},

@@ -89,7 +89,25 @@ type RecordingInfo struct {
 }
 
 // ErrFrameTooLarge is returned for a frame over the reader's limit.
-var ErrFrameTooLarge = errors.New("ctlproto: frame too large")
+var ErrFrameTooLarge = errors.New("frame too large")
+
+// FrameError is a malformed frame: an unknown kind, or a body shorter
+// than its length. A server answers it, where a connection that fails
+// before a frame's header is only closed; it looked for a "ctlproto: "
+// prefix, which the ctl command then printed after its own.
+type FrameError struct {
+	Msg string
+	Err error // the read's error, or nil
+}
+
+func (e *FrameError) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+func (e *FrameError) Unwrap() error { return e.Err }
 
 // WriteFrame writes one frame.
 func WriteFrame(w io.Writer, kind byte, body []byte) error {
@@ -120,7 +138,7 @@ func ReadFrame(r io.Reader, limit int) (kind byte, body []byte, err error) {
 		return 0, nil, err
 	}
 	if hdr[0] != KindJSON && hdr[0] != KindSegment {
-		return 0, nil, fmt.Errorf("ctlproto: unknown frame kind %#x", hdr[0])
+		return 0, nil, &FrameError{Msg: fmt.Sprintf("unknown frame kind %#x", hdr[0])}
 	}
 	n := int64(binary.BigEndian.Uint32(hdr[1:]))
 	if n > int64(limit) {
@@ -142,7 +160,7 @@ func ReadFrame(r io.Reader, limit int) (kind byte, body []byte, err error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return 0, nil, fmt.Errorf("ctlproto: truncated frame (%d of %d bytes): %w", len(buf), n, err)
+			return 0, nil, &FrameError{Msg: fmt.Sprintf("truncated frame (%d of %d bytes)", len(buf), n), Err: err}
 		}
 	}
 	return hdr[0], buf, nil
@@ -155,10 +173,10 @@ func ReadJSON(r io.Reader, limit int, v any) error {
 		return err
 	}
 	if kind != KindJSON {
-		return fmt.Errorf("ctlproto: expected a JSON frame, got kind %q", kind)
+		return fmt.Errorf("expected a JSON frame, got kind %q", kind)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("ctlproto: bad message: %w", err)
+		return fmt.Errorf("bad message: %w", err)
 	}
 	return nil
 }

@@ -56,12 +56,12 @@ func AppendPart(dst []byte, off int64, data []byte) []byte {
 // chunk header and within Size; an error names the byte offset in body.
 func ParseSegment(body []byte, seg *Segment) error {
 	if len(body) < segmentFixed {
-		return fmt.Errorf("ctlproto: segment of %d bytes, shorter than its %d-byte head", len(body), segmentFixed)
+		return fmt.Errorf("segment of %d bytes, shorter than its %d-byte head", len(body), segmentFixed)
 	}
 	seg.Chunk = binary.BigEndian.Uint64(body)
 	size := binary.BigEndian.Uint64(body[8:])
 	if size < jfr.HeaderSize || size > MaxStreamChunk {
-		return fmt.Errorf("ctlproto: segment, byte offset 8: chunk size %d, want %d to %d", size, jfr.HeaderSize, MaxStreamChunk)
+		return fmt.Errorf("segment, byte offset 8: chunk size %d, want %d to %d", size, jfr.HeaderSize, MaxStreamChunk)
 	}
 	seg.Size = int64(size)
 	seg.Header = body[16:segmentFixed]
@@ -69,15 +69,15 @@ func ParseSegment(body []byte, seg *Segment) error {
 	end := int64(jfr.HeaderSize) // of the last part
 	for pos := segmentFixed; pos < len(body); {
 		if len(body)-pos < 12 {
-			return fmt.Errorf("ctlproto: segment, byte offset %d: part head of %d of 12 bytes", pos, len(body)-pos)
+			return fmt.Errorf("segment, byte offset %d: part head of %d of 12 bytes", pos, len(body)-pos)
 		}
 		off := binary.BigEndian.Uint64(body[pos:])
 		n := int(binary.BigEndian.Uint32(body[pos+8:]))
 		if off < uint64(end) || off > size || uint64(n) > size-off {
-			return fmt.Errorf("ctlproto: segment, byte offset %d: part of %d bytes at chunk offset %d, outside %d..%d", pos, n, off, end, size)
+			return fmt.Errorf("segment, byte offset %d: part of %d bytes at chunk offset %d, outside %d..%d", pos, n, off, end, size)
 		}
 		if n > len(body)-pos-12 {
-			return fmt.Errorf("ctlproto: segment, byte offset %d: part of %d bytes, %d in the frame", pos, n, len(body)-pos-12)
+			return fmt.Errorf("segment, byte offset %d: part of %d bytes, %d in the frame", pos, n, len(body)-pos-12)
 		}
 		seg.Parts = append(seg.Parts, Part{Offset: int64(off), Data: body[pos+12 : pos+12+n]})
 		end = int64(off) + int64(n)
