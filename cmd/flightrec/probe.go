@@ -93,7 +93,9 @@ kernel); the counts stay exact.
 fields, the stack with --stack), on the recorder's clock.
 
 --list prints the functions of the program (from .gopclntab) matching
-PATTERN, with their entry address and size.
+PATTERN, with their entry address and size. PATTERN is a glob of the
+whole name: '*' matches any run of characters, '?' one, the rest itself
+('main.*', '*Handler*', 'pkg.F[*]' for a generic function's instances).
 
 With '-- PROGRAM [ARG...]' it starts PROGRAM stopped, attaches, then lets
 it run, so its first calls are seen.`,
