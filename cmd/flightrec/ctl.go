@@ -128,6 +128,11 @@ func runCtl(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) 
 	}
 	resp, conn, err := ctlproto.Call(pid, req, ctlTimeout)
 	if err != nil {
+		// The program writes --filename and answers with its system
+		// error, a string naming the path but not the flag.
+		if req.Filename != "" && strings.Contains(err.Error(), req.Filename) {
+			return fmt.Errorf("--filename %s: %w", req.Filename, err)
+		}
 		return err
 	}
 	conn.Close()

@@ -651,3 +651,20 @@ func TestCtlBadPID(t *testing.T) {
 		}
 	}
 }
+
+// TestCtlFilenameError: a --filename the program cannot write is
+// reported with the flag, and the process that tried.
+func TestCtlFilenameError(t *testing.T) {
+	s := startService(t, t.TempDir(), "FLIGHTREC_START=name=boot")
+	pid := strconv.Itoa(s.pid)
+	for _, args := range [][]string{
+		{"dump", "--name", "boot", "--filename", "/dev/null/x"},
+		{"start", "--name", "r2", "--filename", "/dev/null/x"},
+	} {
+		code, _, errOut := runCmd(t, append([]string{"ctl", pid}, args...)...)
+		want := "flightrec ctl: --filename /dev/null/x: process " + pid + ": "
+		if code != 1 || !strings.HasPrefix(string(errOut), want) || !strings.HasSuffix(string(errOut), "not a directory\n") {
+			t.Errorf("ctl %q: exit %d, stderr %q; want 1, %q...not a directory", args, code, errOut, want)
+		}
+	}
+}
