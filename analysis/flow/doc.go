@@ -51,7 +51,9 @@
 // fixed pages that never copy to grow. A compact ID "node:counter" is
 // interned as integers (ids.go): a slot in its node's counter-indexed
 // table and its 8-byte integer form, 26 bytes per message in pass 1 and
-// 20 in pass 2; other IDs are hashed as text. With Options.MemBudget,
+// 20 in pass 2; other IDs are hashed as text. A recording holds compact
+// IDs as longs, and they stay integers from its reader to the table (the
+// "wire" form of ids.go), never formatted as text to be parsed again. With Options.MemBudget,
 // the per-key arrays (all but the counter-indexed slots) keep that many
 // bytes of pages in memory and spill the rest to temporary files
 // (spill.go): keys are given in reading order and both passes read

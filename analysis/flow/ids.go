@@ -1,6 +1,11 @@
 package flow
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"hash/maphash"
+
+	"github.com/flightrec/flightrec/internal/flowspec"
+)
 
 // idTable interns message IDs to dense integer keys 0, 1, 2... in the order
 // they are first seen.
@@ -136,14 +141,105 @@ func (t *idTable) slot(node uint16, counter uint64, alloc bool) *uint32 {
 	return &ci.pages[p][counter&(1<<counterPageBits-1)]
 }
 
-// Lookup returns the key of id, or false.
-func (t *idTable) Lookup(id []byte) (uint32, bool) {
-	if node, counter, ok := parseCompact(id); ok {
+// Message IDs go from the readers to the table as "wire" bytes: a
+// compact ID the table keeps as an integer (node below 1<<15, counter
+// below 1<<48: what parseCompact accepts) as wireMark and its 8 bytes
+// big-endian, any other ID as its text, a text that starts with wireMark
+// escaped by a second one before it. A recording holds compact IDs as
+// longs: its reader writes them in the compact form rather than as text
+// that both passes would parse again, and equal IDs keep equal bytes (the
+// reader makes a text in compact form compact too), which the span
+// assembly, the span logs and spanIDs compare. The second byte of a
+// compact form is below 0x80 (node < 1<<15), so it is never an escape.
+const (
+	wireMark       = 0xFF
+	wireCompactLen = 9
+)
+
+// appendWireCompact appends the compact form of node:counter, which
+// parseCompact would accept.
+func appendWireCompact(dst []byte, node uint16, counter uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, wireMark), uint64(node)<<48|counter)
+}
+
+// appendWireID appends a compact ID held in a long: in compact form if
+// the table keeps it as an integer, else as its text.
+func appendWireID(dst []byte, id int64) []byte {
+	if node, counter := flowspec.SplitMessageID(id); node < 1<<15 {
+		return appendWireCompact(dst, node, counter)
+	}
+	return AppendCompactID(dst, id)
+}
+
+// appendWireText appends an ID given as text: in compact form if it is
+// the canonical text of one, else escaped if it must be.
+func appendWireText(dst, text []byte) []byte {
+	if len(text) > 0 && isDigit(text[0]) {
+		if node, counter, ok := parseCompact(text); ok {
+			return appendWireCompact(dst, node, counter)
+		}
+	}
+	if len(text) > 0 && text[0] == wireMark {
+		dst = append(dst, wireMark)
+	}
+	return append(dst, text...)
+}
+
+// wireCompact returns the integer form of an ID in compact form.
+func wireCompact(w []byte) (node uint16, counter uint64, ok bool) {
+	if len(w) != wireCompactLen || w[0] != wireMark || w[1] >= 0x80 {
+		return 0, 0, false
+	}
+	node, counter = flowspec.SplitMessageID(int64(binary.BigEndian.Uint64(w[1:])))
+	return node, counter, true
+}
+
+// wireText returns the text of an ID not in compact form.
+func wireText(w []byte) []byte {
+	if len(w) > 0 && w[0] == wireMark {
+		return w[1:]
+	}
+	return w
+}
+
+// wireNode returns the node part of a compact ID in wire form, as
+// compactNode does for its text.
+func wireNode(w []byte) (uint16, bool) {
+	if node, _, ok := wireCompact(w); ok {
+		return node, true
+	}
+	return compactNode(w) // an escaped text starts with no digit
+}
+
+// compactText appends the text of a compact ID to buf.
+func compactText(buf []byte, node uint16, counter uint64) []byte {
+	return AppendCompactID(buf, int64(uint64(node)<<48|counter))
+}
+
+// idOf returns the integer form of a wire ID if it is compact (given so
+// or as canonical text), else its text.
+func idOf(w []byte) (node uint16, counter uint64, text []byte, ok bool) {
+	if node, counter, ok = wireCompact(w); ok {
+		return node, counter, nil, true
+	}
+	text = wireText(w)
+	node, counter, ok = parseCompact(text)
+	return node, counter, text, ok
+}
+
+// Lookup returns the key of the wire ID w, or false.
+func (t *idTable) Lookup(w []byte) (uint32, bool) {
+	node, counter, id, ok := idOf(w)
+	if ok {
 		if s := t.slot(node, counter, false); s != nil && *s != 0 {
 			return *s - 1, true
 		}
 		if t.text.Len() == 0 {
 			return 0, false
+		}
+		if id == nil {
+			var buf [24]byte
+			id = compactText(buf[:0], node, counter)
 		}
 	}
 	if tk, ok := t.text.Lookup(id); ok {
@@ -152,15 +248,20 @@ func (t *idTable) Lookup(id []byte) (uint32, bool) {
 	return 0, false
 }
 
-// Intern returns the key of id, adding it if it is new.
-func (t *idTable) Intern(id []byte) (key uint32, added bool) {
-	if node, counter, ok := parseCompact(id); ok {
+// Intern returns the key of the wire ID w, adding it if it is new.
+func (t *idTable) Intern(w []byte) (key uint32, added bool) {
+	var buf [24]byte
+	node, counter, id, ok := idOf(w)
+	if ok {
 		s := t.slot(node, counter, false)
 		if s != nil && *s != 0 {
 			return *s - 1, false
 		}
 		// The ID may have been hashed when its node's page was refused.
 		if t.text.Len() > 0 {
+			if id == nil {
+				id = compactText(buf[:0], node, counter)
+			}
 			if tk, ok := t.text.Lookup(id); ok {
 				return t.textKey.Get(int(tk)), false
 			}
@@ -174,6 +275,9 @@ func (t *idTable) Intern(id []byte) (key uint32, added bool) {
 			t.byNode[node].keys++
 			t.ident.Append(uint64(node)<<48 | counter)
 			return key, true
+		}
+		if id == nil {
+			id = compactText(buf[:0], node, counter)
 		}
 	}
 	tk, added := t.text.Intern(id)

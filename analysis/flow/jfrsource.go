@@ -242,19 +242,19 @@ func (s *jfrSource) Close() error {
 	return s.c.Close()
 }
 
-// appendID appends the text of a message ID held in a long and a String
-// field: the String wins when it is not null.
+// appendID appends, in wire form (ids.go), a message ID held in a long
+// and a String field: the String wins when it is not null.
 func appendID(dst []byte, f *jfrFields, num, text int) []byte {
 	if !f.isNull(text) {
 		// An empty text is no ID: event.Define writes "" for an unset
 		// string field, not null.
 		if t := f.str(text); len(t) > 0 {
-			return append(dst, t...)
+			return appendWireText(dst, t)
 		}
 	}
 	if num >= 0 {
 		if id := f.ints[num]; id != 0 {
-			return AppendCompactID(dst, id)
+			return appendWireID(dst, id)
 		}
 	}
 	return dst
@@ -539,7 +539,7 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f *jfrFields, jc *jfrClass) {
 		for _, v := range f.elems[f.arr[jc.out][0]:f.arr[jc.out][1]] {
 			if v != 0 {
 				start := len(s.scratch)
-				s.scratch = AppendCompactID(s.scratch, v)
+				s.scratch = appendWireID(s.scratch, v)
 				ids = append(ids, span32(start, len(s.scratch)))
 			}
 		}
@@ -549,7 +549,7 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f *jfrFields, jc *jfrClass) {
 		for _, t := range f.texts[f.arr[jc.outTxt][0]:f.arr[jc.outTxt][1]] {
 			if t != nil {
 				start := len(s.scratch)
-				s.scratch = append(s.scratch, t...)
+				s.scratch = appendWireText(s.scratch, t)
 				ids = append(ids, span32(start, len(s.scratch)))
 			}
 		}

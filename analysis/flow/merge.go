@@ -529,7 +529,7 @@ func (c *numberCounts) counts() map[uint16]int {
 // orig.
 func noteNumbers(sp *rawSpan, orig *numberCounts, seen *numberSet) {
 	if sp.in != nil {
-		if n, ok := compactNode(sp.in); ok {
+		if n, ok := wireNode(sp.in); ok {
 			seen.add(n)
 		}
 	}
@@ -538,7 +538,7 @@ func noteNumbers(sp *rawSpan, orig *numberCounts, seen *numberSet) {
 		if !isSend(e.kind) || e.msg == nil {
 			continue
 		}
-		n, ok := compactNode(e.msg)
+		n, ok := wireNode(e.msg)
 		if !ok {
 			continue
 		}

@@ -316,7 +316,7 @@ func (s *textSource) next(sp *rawSpan) error {
 	sp.nonCausal = string(f[0]) == "NC"
 	sp.in = nil
 	if len(f) > 1 && string(f[1]) != "null" && len(f[1]) > 0 {
-		sp.in = f[1]
+		sp.in = textWire(f[1])
 	}
 	sp.out = sp.out[:0]
 	if len(f) > 2 {
@@ -324,7 +324,7 @@ func (s *textSource) next(sp *rawSpan) error {
 			if len(id) == 0 || string(id) == "null" {
 				continue
 			}
-			sp.addOutgoing(id)
+			sp.addOutgoing(textWire(id))
 		}
 	}
 	sp.number(&s.seq, &s.ordinal)
@@ -401,13 +401,25 @@ func (s *textSource) next(sp *rawSpan) error {
 	for i := range sp.events {
 		o := offs[i]
 		if o.msg[1] > o.msg[0] {
-			sp.events[i].msg = text[o.msg[0]:o.msg[1]]
+			sp.events[i].msg = textWire(text[o.msg[0]:o.msg[1]])
 		}
 		if o.text[1] > o.text[0] {
 			sp.events[i].text = text[o.text[0]:o.text[1]]
 		}
 	}
 	return nil
+}
+
+// textWire returns a span log's message ID in wire form (ids.go): the
+// text itself, or a copy escaped if it starts with wireMark (no ID made
+// by a tracer does). An ID in compact form stays text: the ID table
+// parses it, and the IDs of one span log are all texts, so equal ones
+// keep equal bytes.
+func textWire(id []byte) []byte {
+	if len(id) > 0 && id[0] == wireMark {
+		return appendWireText(nil, id)
+	}
+	return id
 }
 
 // evOffs locates an event's payload in textSource.text.

@@ -1,0 +1,68 @@
+package flow
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkReadRecordingIDs reads one node of the generated cluster
+// (-flow.requests requests, its recording in memory) as pass 1 reads an
+// input, less the span log and the time-aligned merge: the recording
+// decoded into spans, whose message IDs (the span's and its events') are
+// interned in an ID table, and then looked up again as pass 2 does. It
+// runs on one goroutine, so its CPU time is the work of the path that
+// carries an ID from the record to its key (ids.go's wire form).
+//
+//	go test ./analysis/flow -run '^$' -bench ReadRecordingIDs -flow.requests 100000
+func BenchmarkReadRecordingIDs(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "n1.jfr")
+	if err := writeGenRecording(path, 1, 5, *benchRequests); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	var events int64
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		tab := newIDTable()
+		intern := func(id []byte) (uint32, bool) { k, _ := tab.Intern(id); return k, true }
+		for _, find := range []func([]byte) (uint32, bool){intern, tab.Lookup} {
+			s := newJFRSource("n1.jfr", bytes.NewReader(data), io.NopCloser(nil), dir)
+			ids := &spanIDs{find: find}
+			var sp rawSpan
+			var keys []uint32
+			for {
+				err := s.next(&sp)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += int64(len(sp.events))
+				ids.reset()
+				var ok bool
+				if keys, ok = spanKeys(&sp, keys[:0], ids.key); !ok {
+					b.Fatal("an ID of pass 1 not found")
+				}
+				for j := range sp.events {
+					if e := &sp.events[j]; e.msg != nil {
+						if _, ok := ids.key(e.msg); !ok {
+							b.Fatal("an ID of pass 1 not found")
+						}
+					}
+				}
+			}
+			s.Close()
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
