@@ -46,9 +46,9 @@ type Stream struct {
 	seq      uint64 // chunks begun
 	skipping bool   // the chunk's first flush was not sent: nor are the others
 	unsent   int64  // flushes in cur since the last one sent
-	// lastChunk is the size of the last chunk, for the next one's
-	// buffer: at first, a chunk cut at the default size.
-	lastChunk int
+	// lastChunks are the sizes of the last two chunks, for the next
+	// one's buffer: at first, chunks cut at the default size.
+	lastChunks [2]int
 	// scan holds the ranges of cur's records run is to read, since the
 	// last flush sent: the emitted records of a flush with none of a
 	// handled type are left out of cur (their bytes not copied).
@@ -99,7 +99,7 @@ var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; flushes
 // NewStream returns a stream that, once started, records with opts
 // (WithSettings, WithName, WithMaxChunkAge...).
 func NewStream(opts ...Option) *Stream {
-	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunk: cutChunkSize()}
+	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunks: [2]int{cutChunkSize(), cutChunkSize()}}
 }
 
 // OnEvent calls fn with every event of the type named name (such as
@@ -261,7 +261,7 @@ func (s *Stream) deliver(seg segment) {
 		s.unsent = 0
 		s.skipping = full
 		if len(s.cur) > 0 {
-			s.lastChunk = len(s.cur)
+			s.lastChunks = [2]int{s.lastChunks[1], len(s.cur)}
 		}
 		s.cur = nil
 		if !full {
@@ -331,24 +331,30 @@ func (s *Stream) deliver(seg segment) {
 }
 
 // chunkBuffer returns an empty buffer for a chunk's bytes, with room for
-// a chunk like the last, or one cut at the default size: a buffer that
-// must grow copies the chunk so far on the recorder's chunk writer (each
-// time it doubles), so a spare or pooled buffer smaller than that (the
-// last of a stream, cut short by its Close) is left to the garbage
-// collector.
+// a chunk like the larger of the last two, or one cut at the default size:
+// a buffer that must grow copies the chunk so far on the recorder's chunk
+// writer (each time it doubles), and a new one is zeroed and faulted in
+// there, about what a copy of the chunk costs. So one chunk cut short (as
+// a recording's start or stop cuts one) does not shrink the next one's
+// buffer, and a spare or pooled buffer is taken when it has room for such
+// a chunk and a sixteenth, though new ones get an eighth: chunks of about
+// the same size then reuse the same buffers, rather than each asking a
+// little more than the last buffer has. A smaller buffer (the last of a
+// stream, cut short by its Close) is left to the garbage collector.
 func (s *Stream) chunkBuffer(first int) []byte {
-	want := max(first, s.lastChunk+s.lastChunk/8)
+	like := max(first, s.lastChunks[0], s.lastChunks[1])
+	room := like + like/16
 	select {
 	case b := <-s.spare:
-		if cap(b) >= want {
+		if cap(b) >= room {
 			return b[:0]
 		}
 	default:
 	}
-	if b, ok := chunkBuffers.Get().(*[]byte); ok && cap(*b) >= want {
+	if b, ok := chunkBuffers.Get().(*[]byte); ok && cap(*b) >= room {
 		return (*b)[:0]
 	}
-	return make([]byte, 0, want)
+	return make([]byte, 0, like+like/8)
 }
 
 // cutChunkSize is the size of a chunk cut at the default size: the

@@ -365,7 +365,7 @@ func TestStreamOnSegment(t *testing.T) {
 func TestStreamGrowsAroundHoles(t *testing.T) {
 	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "bench.Event": {Enabled: Bool(true)}}
 	st := NewStream(WithSettings(only))
-	st.lastChunk = 64 << 10 // grown at each flush below
+	st.lastChunks = [2]int{64 << 10, 64 << 10} // grown at each flush below
 	got := map[int64]string{}
 	st.OnEvent("test.Counted", func(ev *jfr.Event) {
 		n, _ := ev.Field("n")
@@ -399,7 +399,7 @@ func TestStreamChunkBufferRoom(t *testing.T) {
 	s := NewStream()
 	s.spare = make(chan []byte, 1)
 	s.spare <- make([]byte, 0, 64<<10)
-	want := s.lastChunk + s.lastChunk/8
+	want := s.lastChunks[1] + s.lastChunks[1]/8
 	if b := s.chunkBuffer(1 << 10); cap(b) < want {
 		t.Errorf("a chunk buffer of %d bytes, want room for %d", cap(b), want)
 	}
@@ -407,5 +407,21 @@ func TestStreamChunkBufferRoom(t *testing.T) {
 	s.spare <- big
 	if b := s.chunkBuffer(1 << 10); len(b) != 0 || &b[:1][0] != &big[0] {
 		t.Error("a spare buffer with room was not reused")
+	}
+}
+
+// TestStreamChunkBufferAfterShortChunk: a chunk cut short (as a
+// recording's start or stop cuts one) does not shrink the buffer of the
+// chunk after it, which would grow on the chunk writer, copying the chunk
+// so far into a new array each time it doubles.
+func TestStreamChunkBufferAfterShortChunk(t *testing.T) {
+	s := NewStream()
+	s.flushes = make(chan streamFlush, streamBacklog)
+	s.spare = make(chan []byte, 2)
+	short := make([]byte, 64<<10)
+	s.deliver(segment{first: true, parts: [][]byte{short}, header: short[:jfr.HeaderSize], closed: true})
+	s.deliver(segment{first: true, parts: [][]byte{short}, header: short[:jfr.HeaderSize]})
+	if want := cutChunkSize(); cap(s.cur) < want {
+		t.Errorf("after a chunk of %d bytes, a chunk buffer of %d bytes, want room for a chunk cut at the default size, %d", len(short), cap(s.cur), want)
 	}
 }
