@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -423,5 +424,57 @@ func TestStreamChunkBufferAfterShortChunk(t *testing.T) {
 	s.deliver(segment{first: true, parts: [][]byte{short}, header: short[:jfr.HeaderSize]})
 	if want := cutChunkSize(); cap(s.cur) < want {
 		t.Errorf("after a chunk of %d bytes, a chunk buffer of %d bytes, want room for a chunk cut at the default size, %d", len(short), cap(s.cur), want)
+	}
+}
+
+// TestStreamBuffersOutliveGC: the chunk buffers a stream is done with go
+// to the next stream even after garbage collections (a sync.Pool, which
+// held them before, is emptied by two), and are let go of idleBufferTime
+// after the last was put.
+func TestStreamBuffersOutliveGC(t *testing.T) {
+	idleBuffers.drop() // those of the streams of other tests
+	s := NewStream()
+	s.spare = make(chan []byte, 2)
+	b := s.chunkBuffer(1 << 10)
+	s.spare <- b
+	s.releaseSpares()
+	runtime.GC()
+	runtime.GC()
+	next := NewStream()
+	next.spare = make(chan []byte, 2)
+	if got := next.chunkBuffer(1 << 10); &got[:1][0] != &b[:1][0] {
+		t.Error("a stream's buffer did not go to the next stream across two garbage collections")
+	}
+
+	c := bufferCache{keep: time.Millisecond}
+	c.put(make([]byte, 10))
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		n := len(c.bufs)
+		c.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("a buffer still kept 10 s after it was put, to be kept 1 ms")
+		}
+	}
+}
+
+// TestBufferCacheKeepsLargest: of the buffers put, the cache keeps the two
+// largest, and gets one with room for what is asked.
+func TestBufferCacheKeepsLargest(t *testing.T) {
+	c := bufferCache{keep: time.Hour}
+	for _, n := range []int{10, 30, 20, 5} {
+		c.put(make([]byte, n))
+	}
+	if b := c.get(25); cap(b) != 30 {
+		t.Errorf("get(25) gave %d bytes, want the 30 kept", cap(b))
+	}
+	if b := c.get(25); b != nil {
+		t.Errorf("get(25) gave %d bytes, want none left with room", cap(b))
+	}
+	if b := c.get(1); cap(b) != 20 {
+		t.Errorf("get(1) gave %d bytes, want the 20 kept", cap(b))
 	}
 }
