@@ -2,9 +2,14 @@ package jfr
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/flightrec/flightrec/internal/leb128"
+	"github.com/flightrec/flightrec/internal/spec"
 )
 
 // TestLiveChunkDispatch hands a chunk's events to handlers flush by flush:
@@ -106,4 +111,166 @@ func TestLiveChunkDispatchBadRecords(t *testing.T) {
 		}
 		check(fmt.Sprintf("Dispatch(%d, %d)", r[0], r[1]), err)
 	}
+}
+
+// TestLiveChunkDispatchRuns: events of a type with one handler in a row
+// (as the recorder writes them) are handed over one by one, each with its
+// own offset and values, whatever ends the row: a record of another type,
+// one whose size takes two bytes (a long event, even one whose second size
+// byte is the type id, or a padded size as a recorder's buffers have), or
+// the end of a flush.
+func TestLiveChunkDispatchRuns(t *testing.T) {
+	md, flushes, headers := dispatchRunsChunk(t)
+	a, bb := class(t, md, "go.A"), class(t, md, "go.B")
+	flush1, header1, flush2, header2 := flushes[0], headers[0], flushes[1], headers[1]
+	n := 24 // events written
+
+	type got struct {
+		typ    string
+		n      int64
+		s      string
+		offset int64
+	}
+	var want []got
+	for _, ev := range wholeChunkEvents(t, flush2, header2) {
+		want = append(want, got{ev.Type.Name, ev.Fields[1].Int(), ev.Fields[2].String(), ev.Offset})
+	}
+	if len(want) != int(n) {
+		t.Fatalf("the whole chunk has %d events, %d written", len(want), n)
+	}
+	var handled []got
+	handler := func(ev *Event) {
+		nv, _ := ev.Field("n")
+		sv, _ := ev.Field("s")
+		handled = append(handled, got{ev.Type.Name, nv.Int(), sv.String(), ev.Offset})
+	}
+	var h EventHandlers
+	h.Set(a.ID, []func(*Event){handler})
+	h.Set(bb.ID, []func(*Event){handler})
+	live := NewLiveChunk(nil)
+	live.Start(0, 0)
+	var ev Event
+	from := int64(HeaderSize)
+	for i, data := range [][]byte{flush1, flush2} {
+		_, err := live.Extend([][]byte{header1, header2}[i], data)
+		must(t, err)
+		must(t, live.Dispatch(from, int64(len(data)), &h, &ev))
+		from = int64(len(data))
+	}
+	if len(handled) != len(want) {
+		t.Fatalf("%d events handled, want %d", len(handled), len(want))
+	}
+	for i := range want {
+		if handled[i] != want[i] {
+			t.Errorf("event %d: %+v, want %+v", i, handled[i], want[i])
+		}
+	}
+}
+
+// dispatchRunsChunk writes a chunk of go.A and go.B events (fields n, a
+// count from 1, and s) in two flushes, rows of go.A ended by each kind of
+// record a row can end at, and returns its metadata and the chunk's bytes
+// and header after each flush.
+func dispatchRunsChunk(t testing.TB) (md *Metadata, flushes, headers [][]byte) {
+	t.Helper()
+	b := NewMetadataBuilder()
+	for _, name := range []string{"go.A", "go.B"} {
+		if _, err := b.AddEvent(EventType{Name: name, Fields: []FieldType{{Name: "n", Type: spec.Long}, {Name: "s", Type: spec.String}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, err := b.Build()
+	must(t, err)
+	a, bb := class(t, md, "go.A"), class(t, md, "go.B")
+	if len(a.Fields) != 3 || a.Fields[0].Name != "startTime" || a.ID >= 0x80 || bb.ID >= 0x80 {
+		t.Fatalf("go.A has %d fields, id %d, go.B id %d: want startTime, n, s and one-byte ids", len(a.Fields), a.ID, bb.ID)
+	}
+	buf := new(bytes.Buffer)
+	w := NewWriter(buf, &WriterOptions{StartNanos: testStartNanos, StartTicks: testStartTicks})
+	must(t, w.SetMetadata(md))
+	n := int64(0)
+	record := func(cl *Class, s string, padded bool) []byte {
+		n++
+		payload := AppendString(leb128.AppendUvarint(leb128.AppendUvarint(nil, testStartTicks+uint64(n)), uint64(n)), s)
+		rec := AppendRecord(nil, cl.ID, payload)
+		if padded {
+			// The size in two bytes, as a recorder reserves it.
+			rec = append([]byte{byte(len(rec)+1) | 0x80, 0}, rec[1:]...)
+		}
+		return rec
+	}
+	write := func(cl *Class, count int, s string, padded bool) {
+		for range count {
+			must(t, w.WriteRecords(record(cl, s, padded)))
+		}
+	}
+	// A size of two bytes whose second is the type id: read as a size of
+	// one byte, the record would seem one of the row.
+	long := ""
+	for k := 0; ; {
+		k += 128*int(a.ID) + 5 - len(record(a, strings.Repeat("x", k), false))
+		if long = strings.Repeat("x", k); len(record(a, long, false)) == 128*int(a.ID)+5 {
+			break
+		}
+	}
+	n = 0
+	flush := func() {
+		flushes = append(flushes, append([]byte(nil), buf.Bytes()...))
+		headers = append(headers, append([]byte(nil), w.Header()...))
+	}
+	write(a, 5, "a", false)
+	write(bb, 2, "b", false)
+	write(a, 3, "a", false)
+	write(a, 1, long, false)
+	write(a, 2, "a", false)
+	write(a, 1, "p", true)
+	write(a, 3, "a", false)
+	must(t, w.Flushpoint(testStartTicks+1000))
+	flush()
+	write(a, 2, "a", false)
+	write(bb, 1, long, false)
+	write(bb, 2, "b", true)
+	write(a, 2, "a", false)
+	must(t, w.EndChunk(testStartTicks+2000))
+	flush()
+	if n != 24 {
+		t.Fatalf("%d events written, want 24", n)
+	}
+	return md, flushes, headers
+}
+
+// FuzzLiveChunkDispatch checks that no bytes a flush may add to a live
+// chunk make Dispatch panic or hang, handlers on every type decoding each
+// event: every error is a *FormatError at an offset in the flush.
+func FuzzLiveChunkDispatch(f *testing.F) {
+	_, flushes, headers := dispatchRunsChunk(f)
+	base, header := flushes[0], headers[0]
+	added := flushes[1][len(base):]
+	f.Add(added)
+	f.Add([]byte{})
+	for _, n := range []int{1, 2, 5, len(added) / 2} {
+		f.Add(added[:n])
+		b := bytes.Clone(added)
+		b[n] ^= 0x80
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, recs []byte) {
+		data := append(bytes.Clone(base), recs...)
+		h := bytes.Clone(header)
+		binary.BigEndian.PutUint64(h[8:], uint64(len(data)))
+		live := NewLiveChunk(nil)
+		live.Start(2, 1000)
+		c, err := live.Extend(h, data)
+		must(t, err)
+		var handlers EventHandlers
+		for _, cl := range c.Metadata.EventTypes() {
+			handlers.Set(cl.ID, []func(*Event){func(ev *Event) { ev.Values() }})
+		}
+		var ev Event
+		err = live.Dispatch(int64(len(base)), int64(len(data)), &handlers, &ev)
+		var fe *FormatError
+		if err != nil && (!errors.As(err, &fe) || fe.Chunk != 2 || fe.Offset < 1000+int64(len(base)) || fe.Offset > 1000+int64(len(data))) {
+			t.Fatalf("%v: want nil or a FormatError in chunk 2 within the flush, at %d to %d", err, 1000+len(base), 1000+len(data))
+		}
+	})
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/leb128"
@@ -46,9 +48,9 @@ type Stream struct {
 	seq      uint64 // chunks begun
 	skipping bool   // the chunk's first flush was not sent: nor are the others
 	unsent   int64  // flushes in cur since the last one sent
-	// lastChunk is the size of the last chunk, for the next one's
-	// buffer: at first, a chunk cut at the default size.
-	lastChunk int
+	// lastChunks are the sizes of the last two chunks, for the next
+	// one's buffer: at first, chunks cut at the default size.
+	lastChunks [2]int
 	// scan holds the ranges of cur's records run is to read, since the
 	// last flush sent: the emitted records of a flush with none of a
 	// handled type are left out of cur (their bytes not copied).
@@ -60,20 +62,83 @@ type Stream struct {
 	hversion    atomic.Int64 // of handlers, for deliver
 
 	flushes chan streamFlush
-	// spare holds the chunk buffers run is done with, for deliver: the
-	// pool loses them at each garbage collection, and a new buffer, zeroed
-	// by the allocator, costs the chunk writer as much as copying a chunk.
+	// spare holds the chunk buffers run is done with, for deliver: a new
+	// buffer, zeroed by the allocator, costs the chunk writer as much as
+	// copying a chunk.
 	spare   chan []byte
 	dropped atomic.Int64 // flushes whose events the handlers did not get
 	copied  atomic.Int64 // bytes copied for the stream
 	done    chan struct{}
 }
 
-// chunkBuffers holds the chunk buffers streams are done with: a new one
-// for each chunk, zeroed by the allocator, cost the recorder's chunk
-// writer as much as copying the chunk into it, and streams come and go
-// (ctl stream).
-var chunkBuffers sync.Pool
+// idleBuffers holds the chunk buffers of streams that are done with them,
+// for the next stream: a new buffer, zeroed and faulted in on the
+// recorder's chunk writer, costs it about what copying the chunk into it
+// does, and streams come and go (ctl stream). A sync.Pool, which held
+// them before, is emptied by every two garbage collections, so that a
+// stream started a little after another (or the benchmark's, a few
+// hundred milliseconds apart) made its two buffers anew.
+var idleBuffers = bufferCache{keep: idleBufferTime}
+
+// idleBufferTime is how long idleBuffers keeps the buffers after the last
+// one put: memory a closed stream leaves, at most two chunks' worth.
+const idleBufferTime = 30 * time.Second
+
+// bufferCache keeps up to two buffers (a stream uses two) for keep after
+// the last put; the zero value keeps none.
+type bufferCache struct {
+	keep  time.Duration
+	mu    sync.Mutex
+	bufs  [][]byte
+	timer *time.Timer
+}
+
+// put keeps b, empty, unless the cache has two larger buffers.
+func (c *bufferCache) put(b []byte) {
+	if c.keep <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.bufs) < 2 {
+		c.bufs = append(c.bufs, b[:0])
+	} else {
+		small := 0
+		if cap(c.bufs[1]) < cap(c.bufs[0]) {
+			small = 1
+		}
+		if cap(c.bufs[small]) >= cap(b) {
+			return
+		}
+		c.bufs[small] = b[:0]
+	}
+	if c.timer == nil {
+		c.timer = time.AfterFunc(c.keep, c.drop)
+	} else {
+		c.timer.Reset(c.keep)
+	}
+}
+
+// get returns a kept buffer of at least n bytes, empty, or nil.
+func (c *bufferCache) get(n int) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, b := range c.bufs {
+		if cap(b) >= n {
+			c.bufs = slices.Delete(c.bufs, i, i+1)
+			return b
+		}
+	}
+	return nil
+}
+
+// drop lets the garbage collector have the buffers.
+func (c *bufferCache) drop() {
+	c.mu.Lock()
+	clear(c.bufs)
+	c.bufs = c.bufs[:0]
+	c.mu.Unlock()
+}
 
 // streamFlush tells run that a chunk has grown by a flush.
 type streamFlush struct {
@@ -99,7 +164,7 @@ var ErrStreamBehind = errors.New("recorder: stream handlers fell behind; flushes
 // NewStream returns a stream that, once started, records with opts
 // (WithSettings, WithName, WithMaxChunkAge...).
 func NewStream(opts ...Option) *Stream {
-	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunk: cutChunkSize()}
+	return &Stream{opts: opts, handlers: map[string][]func(*jfr.Event){}, lastChunks: [2]int{cutChunkSize(), cutChunkSize()}}
 }
 
 // OnEvent calls fn with every event of the type named name (such as
@@ -261,7 +326,7 @@ func (s *Stream) deliver(seg segment) {
 		s.unsent = 0
 		s.skipping = full
 		if len(s.cur) > 0 {
-			s.lastChunk = len(s.cur)
+			s.lastChunks = [2]int{s.lastChunks[1], len(s.cur)}
 		}
 		s.cur = nil
 		if !full {
@@ -331,24 +396,31 @@ func (s *Stream) deliver(seg segment) {
 }
 
 // chunkBuffer returns an empty buffer for a chunk's bytes, with room for
-// a chunk like the last, or one cut at the default size: a buffer that
-// must grow copies the chunk so far on the recorder's chunk writer (each
-// time it doubles), so a spare or pooled buffer smaller than that (the
+// a chunk like the larger of the last two, or one cut at the default size:
+// a buffer that must grow copies the chunk so far on the recorder's chunk
+// writer (each time it doubles), and a new one is zeroed and faulted in
+// there, about what a copy of the chunk costs. So one chunk cut short (as
+// a recording's start or stop cuts one) does not shrink the next one's
+// buffer, and a spare or idle buffer (idleBuffers) is taken when it has
+// room for such a chunk and a sixteenth, though new ones get an eighth:
+// chunks of about the same size then reuse the same buffers, rather than
+// each asking a little more than the last buffer has. A smaller spare (the
 // last of a stream, cut short by its Close) is left to the garbage
 // collector.
 func (s *Stream) chunkBuffer(first int) []byte {
-	want := max(first, s.lastChunk+s.lastChunk/8)
+	like := max(first, s.lastChunks[0], s.lastChunks[1])
+	room := like + like/16
 	select {
 	case b := <-s.spare:
-		if cap(b) >= want {
+		if cap(b) >= room {
 			return b[:0]
 		}
 	default:
 	}
-	if b, ok := chunkBuffers.Get().(*[]byte); ok && cap(*b) >= want {
-		return (*b)[:0]
+	if b := idleBuffers.get(room); b != nil {
+		return b
 	}
-	return make([]byte, 0, want)
+	return make([]byte, 0, like+like/8)
 }
 
 // cutChunkSize is the size of a chunk cut at the default size: the
@@ -437,22 +509,11 @@ func (s *Stream) run() {
 			select {
 			case s.spare <- data[:0]:
 			default:
-				b := data[:0]
-				chunkBuffers.Put(&b)
+				idleBuffers.put(data)
 			}
 		}
 	}
-	defer func() {
-		// deliver sends no more: the stream's buffers go to the pool.
-		for {
-			select {
-			case b := <-s.spare:
-				chunkBuffers.Put(&b)
-			default:
-				return
-			}
-		}
-	}()
+	defer s.releaseSpares()
 	for f := range s.flushes {
 		s.mu.Lock()
 		onChunk, onFlush, onError, segments := s.onChunk, s.onFlush, s.onError, s.segments
@@ -492,6 +553,19 @@ func (s *Stream) run() {
 		}
 	}
 	recycle()
+}
+
+// releaseSpares hands the stream's spare buffers to the next stream, once
+// deliver sends no more.
+func (s *Stream) releaseSpares() {
+	for {
+		select {
+		case b := <-s.spare:
+			idleBuffers.put(b)
+		default:
+			return
+		}
+	}
 }
 
 // dispatch decodes the events of the flush f (in its scan ranges) that

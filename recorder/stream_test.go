@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -365,7 +366,7 @@ func TestStreamOnSegment(t *testing.T) {
 func TestStreamGrowsAroundHoles(t *testing.T) {
 	only := Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}, "bench.Event": {Enabled: Bool(true)}}
 	st := NewStream(WithSettings(only))
-	st.lastChunk = 64 << 10 // grown at each flush below
+	st.lastChunks = [2]int{64 << 10, 64 << 10} // grown at each flush below
 	got := map[int64]string{}
 	st.OnEvent("test.Counted", func(ev *jfr.Event) {
 		n, _ := ev.Field("n")
@@ -399,7 +400,7 @@ func TestStreamChunkBufferRoom(t *testing.T) {
 	s := NewStream()
 	s.spare = make(chan []byte, 1)
 	s.spare <- make([]byte, 0, 64<<10)
-	want := s.lastChunk + s.lastChunk/8
+	want := s.lastChunks[1] + s.lastChunks[1]/8
 	if b := s.chunkBuffer(1 << 10); cap(b) < want {
 		t.Errorf("a chunk buffer of %d bytes, want room for %d", cap(b), want)
 	}
@@ -407,5 +408,73 @@ func TestStreamChunkBufferRoom(t *testing.T) {
 	s.spare <- big
 	if b := s.chunkBuffer(1 << 10); len(b) != 0 || &b[:1][0] != &big[0] {
 		t.Error("a spare buffer with room was not reused")
+	}
+}
+
+// TestStreamChunkBufferAfterShortChunk: a chunk cut short (as a
+// recording's start or stop cuts one) does not shrink the buffer of the
+// chunk after it, which would grow on the chunk writer, copying the chunk
+// so far into a new array each time it doubles.
+func TestStreamChunkBufferAfterShortChunk(t *testing.T) {
+	s := NewStream()
+	s.flushes = make(chan streamFlush, streamBacklog)
+	s.spare = make(chan []byte, 2)
+	short := make([]byte, 64<<10)
+	s.deliver(segment{first: true, parts: [][]byte{short}, header: short[:jfr.HeaderSize], closed: true})
+	s.deliver(segment{first: true, parts: [][]byte{short}, header: short[:jfr.HeaderSize]})
+	if want := cutChunkSize(); cap(s.cur) < want {
+		t.Errorf("after a chunk of %d bytes, a chunk buffer of %d bytes, want room for a chunk cut at the default size, %d", len(short), cap(s.cur), want)
+	}
+}
+
+// TestStreamBuffersOutliveGC: the chunk buffers a stream is done with go
+// to the next stream even after garbage collections (a sync.Pool, which
+// held them before, is emptied by two), and are let go of idleBufferTime
+// after the last was put.
+func TestStreamBuffersOutliveGC(t *testing.T) {
+	idleBuffers.drop() // those of the streams of other tests
+	s := NewStream()
+	s.spare = make(chan []byte, 2)
+	b := s.chunkBuffer(1 << 10)
+	s.spare <- b
+	s.releaseSpares()
+	runtime.GC()
+	runtime.GC()
+	next := NewStream()
+	next.spare = make(chan []byte, 2)
+	if got := next.chunkBuffer(1 << 10); &got[:1][0] != &b[:1][0] {
+		t.Error("a stream's buffer did not go to the next stream across two garbage collections")
+	}
+
+	c := bufferCache{keep: time.Millisecond}
+	c.put(make([]byte, 10))
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		n := len(c.bufs)
+		c.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("a buffer still kept 10 s after it was put, to be kept 1 ms")
+		}
+	}
+}
+
+// TestBufferCacheKeepsLargest: of the buffers put, the cache keeps the two
+// largest, and gets one with room for what is asked.
+func TestBufferCacheKeepsLargest(t *testing.T) {
+	c := bufferCache{keep: time.Hour}
+	for _, n := range []int{10, 30, 20, 5} {
+		c.put(make([]byte, n))
+	}
+	if b := c.get(25); cap(b) != 30 {
+		t.Errorf("get(25) gave %d bytes, want the 30 kept", cap(b))
+	}
+	if b := c.get(25); b != nil {
+		t.Errorf("get(25) gave %d bytes, want none left with room", cap(b))
+	}
+	if b := c.get(1); cap(b) != 20 {
+		t.Errorf("get(1) gave %d bytes, want the 20 kept", cap(b))
 	}
 }
