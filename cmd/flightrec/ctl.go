@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -96,7 +97,7 @@ const ctlTimeout = 60 * time.Second
 
 func runCtl(ctx context.Context, env *cli.Env, fs *flag.FlagSet, args []string) error {
 	if len(args) == 0 {
-		return ctlList(env.Stdout)
+		return ctlList(env.Stdout, env.Stderr)
 	}
 	pid, err := strconv.Atoi(args[0])
 	if err != nil || pid <= 0 {
@@ -223,11 +224,21 @@ func ctlRequest(cmd string, fs *flag.FlagSet, rest []string) (ctlproto.Request, 
 	return req, nil
 }
 
-// ctlList prints the local processes that accept control.
-func ctlList(w io.Writer) error {
+// ctlList prints the local processes that accept control, and says on
+// errOut how a program opts in when none does: a bare header told a
+// newcomer nothing.
+func ctlList(w, errOut io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "PID\tPROGRAM\tGO\tRECORDINGS")
-	for _, c := range ctlproto.Candidates() {
+	cands := ctlproto.Candidates()
+	if len(cands) == 0 {
+		dir := ctlproto.Dir(os.Getuid())
+		if os.Getuid() == 0 {
+			dir = filepath.Join(os.TempDir(), "flightrec-*") // root lists every user's
+		}
+		fmt.Fprintf(errOut, "flightrec ctl: no process accepts control (no socket in %s): a Go program opts in with one line in main, agent.Listen(agent.Options{}) (package github.com/flightrec/flightrec/agent)\n", dir)
+	}
+	for _, c := range cands {
 		resp, conn, err := ctlproto.Call(c.PID, ctlproto.Request{Command: ctlproto.CmdInfo}, 2*time.Second)
 		if err != nil {
 			fmt.Fprintf(tw, "%d\t-\t-\t-\t(%v)\n", c.PID, err)

@@ -668,3 +668,19 @@ func TestCtlFilenameError(t *testing.T) {
 		}
 	}
 }
+
+// TestCtlListNone lists with no process accepting control: the header,
+// and on stderr how a program opts in, not a bare header.
+func TestCtlListNone(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	code, out, errOut := runCmd(t, "ctl")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if strings.TrimSpace(string(out)) != "PID  PROGRAM  GO  RECORDINGS" {
+		t.Errorf("stdout %q, want the header only", out)
+	}
+	if !strings.Contains(string(errOut), "no process accepts control") || !strings.Contains(string(errOut), "agent.Listen(agent.Options{})") {
+		t.Errorf("stderr %q does not say how a program opts in", errOut)
+	}
+}
