@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"slices"
 )
 
 // A recording's reader holds each span from its record until the chunk
@@ -134,16 +135,27 @@ func (q *heldQueue) writeOut(b *heldBlock) {
 }
 
 // pop removes the oldest entry and returns it in dst's memory.
-func (q *heldQueue) pop(dst []byte) ([]byte, error) {
+func (q *heldQueue) pop(dst []byte) ([]byte, error) { return q.popAppend(dst[:0]) }
+
+// popAppend removes the oldest entry and appends it to dst, as append
+// does: the bytes of dst stay where they are unless dst has to grow. A
+// recording's reader pops a span straight into the read-ahead batch that
+// takes it. On an error dst comes back as it was given.
+func (q *heldQueue) popAppend(dst []byte) ([]byte, error) {
 	if q.n == 0 {
-		return dst[:0], errors.New("internal error: no span held")
+		return dst, errors.New("internal error: no span held")
 	}
 	q.n--
 	if err := q.read(q.hdr[:]); err != nil {
-		return dst[:0], err
+		return dst, err
 	}
-	dst = grow(dst, int(binary.LittleEndian.Uint32(q.hdr[:])))
-	return dst, q.read(dst)
+	start := len(dst)
+	dst = slices.Grow(dst, int(binary.LittleEndian.Uint32(q.hdr[:])))
+	dst = dst[:start+int(binary.LittleEndian.Uint32(q.hdr[:]))]
+	if err := q.read(dst[start:]); err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
 }
 
 func (q *heldQueue) read(p []byte) error {
@@ -277,11 +289,4 @@ func (h *heldNums) remove(num int64) {
 		return
 	}
 	h.delKey, h.delPage = key, p
-}
-
-func grow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
 }

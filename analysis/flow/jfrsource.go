@@ -41,14 +41,12 @@ type jfrSource struct {
 	// The closed spans before the truncatedUpTo'th may have lost events
 	// to damage.
 	truncatedUpTo int
-	out           jfrSpan     // the closed span delivered last
-	entry         []byte      // its entry in held; out.buf is in it
 	head          []byte      // the flags and number of a span going to held
 	clocks        []jfr.Clock // by chunk index
 	scratch       []byte
-	evs           []jfrEvent // the events of the span being delivered
-	outs          []bufRange
+	outs          [][]byte      // the outgoing IDs of the span being delivered
 	ids           []bufRange    // closeSpan's outgoing IDs in scratch
+	one           spanBatch     // next's span
 	recent        [8]threadName // the threads seen last, the first nrecent valid
 	nrecent       int
 	classes       map[*jfr.Class]*jfrClass
@@ -62,8 +60,7 @@ type jfrSource struct {
 	ordinal       uint32
 	seq           uint32
 	ev            jfr.Event
-	pending       bool     // s.ev is read but not processed yet
-	cur           *jfrSpan // the leftover span delivered last, recycled on the next call
+	pending       bool // s.ev is read but not processed yet
 
 	damage []error // damaged chunks the reader skipped
 	// Once the reader is done (ended), the spans still held are delivered,
@@ -93,8 +90,8 @@ type chunkRun struct {
 }
 
 // jfrSpan is a span being read: open (no record yet), a late span (events
-// read for a closed span that still waits), or the closed span being
-// delivered. It keeps its events and its record encoded in buf (next,
+// read for a closed span that still waits), or the span being delivered.
+// It keeps its events and its record encoded in buf (next,
 // closeSpan), 120 bytes with room inline for a record and three events
 // with compact IDs; a larger span's buf grows out of the inline array.
 type jfrSpan struct {
@@ -125,15 +122,6 @@ const recordEntry = 0
 type bufRange [2]uint32
 
 func span32(start, end int) bufRange { return bufRange{uint32(start), uint32(end)} }
-
-// jfrEvent is an event of a span being delivered; msg and text are in
-// the span's buf.
-type jfrEvent struct {
-	nano, wall int64
-	thread     uint32
-	kind       flowspec.Kind
-	msg, text  bufRange
-}
 
 // jfrClass caches the field indexes of one flow event type.
 type jfrClass struct {
@@ -268,15 +256,26 @@ func AppendCompactID(dst []byte, id int64) []byte {
 	return strconv.AppendUint(dst, c, 10)
 }
 
+// next reads the next span into sp, its slices valid until the next
+// call: nextInto's, in a batch of one.
 func (s *jfrSource) next(sp *rawSpan) error {
-	if s.cur != nil {
-		s.free = append(s.free, s.cur)
-		s.cur = nil
+	s.one.reset()
+	if err := s.nextInto(&s.one); err != nil {
+		return err
 	}
+	*sp = s.one.spans[0]
+	return nil
+}
+
+// nextInto appends the next span to b, its bytes, events and outgoing
+// IDs in b's own arrays (batchSource): a closed span is popped from the
+// held queue straight into b.bytes and decoded in place, so that the
+// read-ahead does not copy it again.
+func (s *jfrSource) nextInto(b *spanBatch) error {
 	for {
 		if s.ended {
 			if s.held.n > 0 {
-				return s.deliverClosed(sp)
+				return s.deliverClosed(b)
 			}
 			if !s.leftOut {
 				s.takeLeftovers()
@@ -284,8 +283,11 @@ func (s *jfrSource) next(sp *rawSpan) error {
 			if len(s.leftover) > 0 {
 				js := s.leftover[0]
 				s.leftover = s.leftover[1:]
-				s.cur = js
-				return s.deliver(js, sp)
+				start := len(b.bytes)
+				b.bytes = append(b.bytes, js.buf...)
+				s.free = append(s.free, js)
+				s.deliver(b, b.bytes[start:], js.truncated, js.nonCausal, js.outField, true)
+				return nil
 			}
 			return s.endErr
 		}
@@ -303,7 +305,7 @@ func (s *jfrSource) next(sp *rawSpan) error {
 		s.pending = false
 		if len(s.heldChunks) > 0 && s.ev.Chunk.Index >= s.heldChunks[0].chunk+2 {
 			s.pending = true
-			return s.deliverClosed(sp)
+			return s.deliverClosed(b)
 		}
 		jc := s.class(s.ev.Type)
 		if jc == nil {
@@ -563,125 +565,122 @@ func (s *jfrSource) closeSpan(js *jfrSpan, f *jfrFields, jc *jfrClass) {
 }
 
 // deliverClosed delivers the oldest closed span, with the events that
-// came late for it. If the held queue's file fails, the input ends with
-// its error.
-func (s *jfrSource) deliverClosed(sp *rawSpan) error {
-	e, err := s.held.pop(s.entry)
-	s.entry = e
+// came late for it, into b. If the held queue's file fails, the input
+// ends with its error.
+func (s *jfrSource) deliverClosed(b *spanBatch) error {
+	start := len(b.bytes)
+	e, err := s.held.popAppend(b.bytes)
 	if err != nil {
 		s.held.reset()
 		s.heldChunks = s.heldChunks[:0]
 		s.end(fmt.Errorf("%s: %w", s.name, err))
-		return s.next(sp)
+		return s.nextInto(b)
 	}
-	js := &s.out
-	flags := e[0]
-	num, n := binary.Varint(e[1:])
-	js.num, js.buf = num, e[1+n:]
-	js.truncated = flags&heldTruncated != 0 || s.popped < s.truncatedUpTo
-	js.nonCausal = flags&heldNonCausal != 0
-	js.outField = flags&heldOutField != 0
-	js.unfinished = false
+	flags := e[start]
+	num, n := binary.Varint(e[start+1:])
+	// The span's buffer follows its flags and number; late events are
+	// appended after it.
+	bufStart := start + 1 + n
+	truncated := flags&heldTruncated != 0 || s.popped < s.truncatedUpTo
 	s.popped++
 	if s.heldChunks[0].n--; s.heldChunks[0].n == 0 {
 		s.heldChunks = s.heldChunks[:copy(s.heldChunks, s.heldChunks[1:])]
 	}
 	s.heldNums.remove(num)
 	if late := s.open.get(num); late != nil && late.late {
-		js.buf = append(js.buf, late.buf...)
+		e = append(e, late.buf...)
 		s.open.remove(late)
 		s.free = append(s.free, late)
 	}
-	return s.deliver(js, sp)
+	b.bytes = e
+	s.deliver(b, e[bufStart:], truncated, flags&heldNonCausal != 0, flags&heldOutField != 0, false)
+	return nil
 }
 
-// deliver fills sp from a span's buffered events and its span record. A
-// record without outgoing array fields (the event package writes no
-// arrays) lists the messages its span's send events name.
-func (s *jfrSource) deliver(js *jfrSpan, sp *rawSpan) error {
-	in := s.decodeSpan(js)
-	if js.unfinished {
-		// No record: the span's events say what it received and whether
-		// it was a non-causal one.
-		js.nonCausal = false
-		for _, e := range s.evs {
+// deliver appends to b the span whose buffered events and span record
+// are buf, which is in b.bytes. A record without outgoing array fields
+// (the event package writes no arrays) lists the messages its span's send
+// events name; an unfinished span (no record) says by its events what it
+// received and whether it was a non-causal one.
+func (s *jfrSource) deliver(b *spanBatch, buf []byte, truncated, nonCausal, outField, unfinished bool) {
+	evStart := len(b.events)
+	in := s.decodeSpan(b, buf)
+	evs := b.events[evStart:]
+	if unfinished {
+		nonCausal = false
+		for i := range evs {
+			e := &evs[i]
 			if e.kind == flowspec.NonCausalSend {
-				js.nonCausal = true
+				nonCausal = true
 			}
-			if in[1] == in[0] && e.msg[1] > e.msg[0] &&
+			if in == nil && e.msg != nil &&
 				(e.kind == flowspec.Received || e.kind == flowspec.HandleStart || e.kind == flowspec.Discard) {
 				in = e.msg
 			}
 		}
-		if js.nonCausal {
-			in = bufRange{}
+		if nonCausal {
+			in = nil
 		}
 	}
-	sp.nonCausal = js.nonCausal
-	sp.truncated = js.truncated
-	sp.unfinished = js.unfinished
-	if !js.outField {
-		for _, e := range s.evs {
-			if (e.kind == flowspec.SendStarted || e.kind == flowspec.SendWritten || e.kind == flowspec.NonCausalSend) && e.msg[1] > e.msg[0] {
+	if !outField {
+		for i := range evs {
+			if e := &evs[i]; (e.kind == flowspec.SendStarted || e.kind == flowspec.SendWritten || e.kind == flowspec.NonCausalSend) && e.msg != nil {
 				s.outs = append(s.outs, e.msg)
 			}
 		}
 	}
-	b := js.buf
-	sp.in = nil
-	if in[1] > in[0] {
-		sp.in = b[in[0]:in[1]]
-	}
-	sp.out = sp.out[:0]
+	sp := rawSpan{nonCausal: nonCausal, truncated: truncated, unfinished: unfinished, in: in}
+	outStart := len(b.outs)
 	for _, o := range s.outs {
-		sp.addOutgoing(b[o[0]:o[1]])
+		if !slices.ContainsFunc(b.outs[outStart:], func(p []byte) bool { return string(p) == string(o) }) {
+			b.outs = append(b.outs, o)
+		}
 	}
+	sp.out = b.outs[outStart:len(b.outs):len(b.outs)]
 	sp.number(&s.seq, &s.ordinal)
-	sp.events = sp.events[:0]
-	sp.lastWall = 0
-	for i, e := range s.evs {
-		k := e.kind
-		if sp.nonCausal && k == flowspec.SendStarted {
-			k = flowspec.NonCausalSend
-		}
-		re := rawEvent{nano: e.nano, wall: e.wall, thread: e.thread, kind: k}
-		if e.msg[1] > e.msg[0] {
-			re.msg = b[e.msg[0]:e.msg[1]]
-		}
-		if e.text[1] > e.text[0] {
-			re.text = b[e.text[0]:e.text[1]]
+	for i := range evs {
+		e := &evs[i]
+		if nonCausal && e.kind == flowspec.SendStarted {
+			e.kind = flowspec.NonCausalSend
 		}
 		if i == 0 || e.wall > sp.lastWall {
 			sp.lastWall = e.wall
 		}
-		sp.events = append(sp.events, re)
 	}
-	return nil
+	sp.events = evs[:len(evs):len(evs)]
+	b.spans = append(b.spans, sp)
 }
 
-// decodeSpan decodes a span's buffer into s.evs and s.outs and returns
-// where its incoming message ID is. The buffer is the reader's own
-// encoding, complete by construction.
-func (s *jfrSource) decodeSpan(js *jfrSpan) (in bufRange) {
-	b := js.buf
-	s.evs, s.outs = s.evs[:0], s.outs[:0]
+// decodeSpan decodes a span's buffer, appending its events to b.events
+// and its record's outgoing IDs to s.outs, and returns its incoming
+// message ID (nil for none). The buffer is the reader's own encoding,
+// complete by construction; the events' IDs and texts point into it.
+func (s *jfrSource) decodeSpan(b *spanBatch, buf []byte) (in []byte) {
+	s.outs = s.outs[:0]
 	pos := 0
 	uvarint := func() uint64 {
-		v, n := binary.Uvarint(b[pos:])
+		v, n := binary.Uvarint(buf[pos:])
 		pos += n
 		return v
 	}
-	bytesAt := func() bufRange {
+	// bytesAt returns the length-prefixed bytes at pos.
+	bytesAt := func() []byte {
 		n := int(uvarint())
-		r := span32(pos, pos+n)
 		pos += n
-		return r
+		return buf[pos-n : pos : pos]
 	}
-	for pos < len(b) {
-		tag := b[pos]
+	// An empty ID or text is none, but for a record's outgoing IDs.
+	orNil := func(p []byte) []byte {
+		if len(p) == 0 {
+			return nil
+		}
+		return p
+	}
+	for pos < len(buf) {
+		tag := buf[pos]
 		pos++
 		if tag == recordEntry {
-			in = bytesAt()
+			in = orNil(bytesAt())
 			for range uvarint() {
 				s.outs = append(s.outs, bytesAt())
 			}
@@ -689,17 +688,17 @@ func (s *jfrSource) decodeSpan(js *jfrSpan) (in bufRange) {
 		}
 		thread := uint32(uvarint())
 		clk := s.clocks[uvarint()]
-		ticks, n := binary.Varint(b[pos:])
+		ticks, n := binary.Varint(buf[pos:])
 		ticks += clk.StartTicks
 		pos += n
 		tps := clk.TicksPerSecond
-		e := jfrEvent{kind: flowspec.Kind(tag - 1), thread: thread, wall: clk.Nanos(ticks),
+		e := rawEvent{kind: flowspec.Kind(tag - 1), thread: thread, wall: clk.Nanos(ticks),
 			// The tick counter is the node's monotonic clock, in ns
 			// without overflowing for large tick values.
 			nano: ticks/tps*1e9 + ticks%tps*1e9/tps}
-		e.msg = bytesAt()
-		e.text = bytesAt()
-		s.evs = append(s.evs, e)
+		e.msg = orNil(bytesAt())
+		e.text = orNil(bytesAt())
+		b.events = append(b.events, e)
 	}
 	return in
 }

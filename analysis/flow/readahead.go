@@ -73,6 +73,12 @@ func (r *readAhead) run() {
 		}
 		b.reset()
 		for b.len() < readAheadSpans && b.err == nil {
+			if r.conv == nil {
+				if bs, ok := r.source.(batchSource); ok {
+					b.err = bs.nextInto(b)
+					continue
+				}
+			}
 			if err := r.source.next(&sp); err != nil {
 				b.err = err
 			} else if r.conv != nil {
@@ -90,6 +96,14 @@ func (r *readAhead) run() {
 			return
 		}
 	}
+}
+
+// batchSource is a source that appends its spans to a batch itself
+// (nextInto: the next span, or the source's error with nothing appended),
+// its bytes, events and outgoing IDs in the batch's arrays, instead of
+// filling a rawSpan that add copies.
+type batchSource interface {
+	nextInto(b *spanBatch) error
 }
 
 func (b *spanBatch) reset() {

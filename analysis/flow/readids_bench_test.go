@@ -66,3 +66,51 @@ func BenchmarkReadRecordingIDs(b *testing.B) {
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkReadAheadPass1 reads one node of the generated cluster
+// (-flow.requests requests, its recording in memory) as pass 1's
+// read-ahead goroutine does: the recording decoded into spans, each held
+// until the chunk after its record's is read, written to the span log and
+// handed over in batches, which the benchmark drains as the merge would.
+// With GOMAXPROCS=1 its time is the CPU work of that path.
+//
+//	GOMAXPROCS=1 go test ./analysis/flow -run '^$' -bench ReadAheadPass1 -flow.requests 100000
+func BenchmarkReadAheadPass1(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "n1.jfr")
+	if err := writeGenRecording(path, 1, 5, *benchRequests); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	var events int64
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		log, err := newSpanLog(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src := newJFRSource("n1.jfr", bytes.NewReader(data), io.NopCloser(nil), dir)
+		r := newReadAhead(&loggingSource{source: src, log: log})
+		var sp rawSpan
+		for {
+			err := r.next(&sp)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += int64(len(sp.events))
+		}
+		if err := log.finish(); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+		log.remove()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}

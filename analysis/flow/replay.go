@@ -175,6 +175,7 @@ type loggingSource struct {
 	source
 	log    *spanLog
 	endErr error
+	sp     rawSpan // nextInto's span from a source that is no batchSource
 }
 
 func (s *loggingSource) next(sp *rawSpan) error {
@@ -184,6 +185,23 @@ func (s *loggingSource) next(sp *rawSpan) error {
 		return err
 	}
 	s.log.add(sp)
+	return nil
+}
+
+// nextInto appends the next span to b and logs it; a recording's reader
+// appends it to b itself (batchSource), any other source is copied.
+func (s *loggingSource) nextInto(b *spanBatch) error {
+	var err error
+	if bs, ok := s.source.(batchSource); ok {
+		err = bs.nextInto(b)
+	} else if err = s.source.next(&s.sp); err == nil {
+		b.add(&s.sp)
+	}
+	if err != nil {
+		s.endErr = err
+		return err
+	}
+	s.log.add(&b.spans[len(b.spans)-1])
 	return nil
 }
 
