@@ -68,9 +68,12 @@
 //
 // Each input is decoded on a goroutine of its own, batches of spans ahead
 // of the merge (readahead.go), so decoding uses every core. A recording's
-// flow records are decoded by the reader itself from their layouts in the
-// chunk's metadata, without jfr.Values (jfrfields.go); pass 2 decodes the
-// span logs in place from blocks, and its inputs' goroutines convert
+// reader appends its spans to those batches itself (batchSource): a held
+// span is popped into the batch's bytes and its events decoded there,
+// not copied again for the merge. A recording's flow records are
+// decoded by the reader itself from their layouts in the chunk's
+// metadata, without jfr.Values (jfrfields.go); pass 2 decodes the span
+// logs in place from blocks, and its inputs' goroutines convert
 // the spans for the merge too (spanConverter: message keys looked up in
 // the ID table, which only pass 1 adds to, events built with corrected
 // times), so that the merging goroutine only joins spans into traces.
