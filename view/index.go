@@ -1,8 +1,8 @@
 package view
 
 import (
+	"bufio"
 	"cmp"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/flightrec/flightrec/export/pprof"
+	"github.com/flightrec/flightrec/internal/gzipped"
 	"github.com/flightrec/flightrec/internal/jfrstack"
 	"github.com/flightrec/flightrec/internal/mmapfile"
 	"github.com/flightrec/flightrec/internal/quantity"
@@ -164,7 +165,7 @@ func openFile(name string) (*File, error) {
 	cut := false // a compressed file that ends early
 	m, err := mmapfile.Open(name)
 	switch {
-	case err == nil && !(len(m.Data) >= 2 && m.Data[0] == 0x1f && m.Data[1] == 0x8b):
+	case err == nil && !gzipped.Is(m.Data):
 		f.data, f.close = m.Data, m.Close
 	case err == nil || errors.Is(err, mmapfile.ErrNotSupported):
 		if m != nil {
@@ -210,21 +211,12 @@ func readAll(name string) (data []byte, cut bool, err error) {
 		return nil, false, err
 	}
 	defer raw.Close()
-	var head [2]byte
-	n, _ := io.ReadFull(raw, head[:])
-	if _, err := raw.Seek(0, io.SeekStart); err != nil {
+	r, compressed, err := gzipped.NewReader(name, bufio.NewReader(raw))
+	if err != nil {
 		return nil, false, err
 	}
-	var r io.Reader = raw
-	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(raw)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s: gzip header: %w", name, err)
-		}
-		r = zr
-	}
 	data, err = io.ReadAll(r)
-	if errors.Is(err, io.ErrUnexpectedEOF) && r != io.Reader(raw) {
+	if errors.Is(err, io.ErrUnexpectedEOF) && compressed {
 		return data, true, nil
 	}
 	if err != nil {

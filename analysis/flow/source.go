@@ -3,7 +3,6 @@ package flow
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
+	"github.com/flightrec/flightrec/internal/gzipped"
 )
 
 // Input is one node's recording. Merge opens and reads it once: the
@@ -155,17 +155,17 @@ func openSource(in Input, dir string) (source, error) {
 		return nil, err
 	}
 	br := bufio.NewReaderSize(rc, 1<<20)
-	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			rc.Close()
-			return nil, fmt.Errorf("%s: gzip header: %w", in.Name, err)
-		}
+	r, compressed, err := gzipped.NewReader(in.Name, br)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	if compressed {
 		rc = struct {
 			io.Reader
 			io.Closer
-		}{zr, rc}
-		br = bufio.NewReaderSize(zr, 1<<20)
+		}{r, rc}
+		br = bufio.NewReaderSize(r, 1<<20)
 	}
 	head, _ := br.Peek(4)
 	if bytes.Equal(head, jfrMagic) {

@@ -2,13 +2,12 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
+	"github.com/flightrec/flightrec/internal/gzipped"
 	"github.com/flightrec/flightrec/internal/mmapfile"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -37,7 +36,7 @@ func openRecording(name string) (*recording, error) {
 func openRecordingWith(name string, opts *jfr.ReaderOptions) (*recording, error) {
 	m, err := mmapfile.Open(name)
 	if err == nil {
-		if !isGzip(m.Data) {
+		if !gzipped.Is(m.Data) {
 			// The mapping holds one chunk's pages at a time.
 			o := jfr.ReaderOptions{}
 			if opts != nil {
@@ -54,21 +53,16 @@ func openRecordingWith(name string, opts *jfr.ReaderOptions) (*recording, error)
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
-	var src io.Reader = br
-	if head, _ := br.Peek(2); isGzip(head) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: gzip header: %w", name, err)
-		}
-		src = bufio.NewReaderSize(zr, 1<<20)
+	src, compressed, err := gzipped.NewReader(name, bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if compressed {
+		src = bufio.NewReaderSize(src, 1<<20)
 	}
 	return &recording{name: name, Reader: jfr.NewReader(src, opts), close: f.Close}, nil
 }
-
-// isGzip tells whether data starts with the gzip magic number.
-func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
 func (r *recording) Close() error { return r.close() }
 
@@ -111,7 +105,7 @@ func openPlainFile(name string) (*os.File, int64, bool) {
 		f.Close()
 		return nil, 0, false
 	}
-	if n, _ := f.ReadAt(magic[:], 0); isGzip(magic[:n]) {
+	if n, _ := f.ReadAt(magic[:], 0); gzipped.Is(magic[:n]) {
 		f.Close()
 		return nil, 0, false
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/flightrec/flightrec/internal/cli"
+	"github.com/flightrec/flightrec/internal/gzipped"
 	"github.com/flightrec/flightrec/internal/jfrtool"
 	"github.com/flightrec/flightrec/jfr"
 )
@@ -86,7 +87,7 @@ func printFollow(ctx context.Context, env *cli.Env, name string, format jfrtool.
 		var head [2]byte
 		n, _ := io.ReadFull(f, head[:])
 		f.Close()
-		if isGzip(head[:n]) {
+		if gzipped.Is(head[:n]) {
 			return fmt.Errorf("%s: --follow reads a recording as it is written, uncompressed: print a .gz file without it", name)
 		}
 	}
