@@ -191,8 +191,7 @@ func TestLiveChunkDispatchBatches(t *testing.T) {
 	var rowsOfA []int64 // the offsets of their first events
 	all := func(b *EventBatch) {
 		n := 0
-		for b.Next() {
-			ev := b.Event()
+		for ev := range b.Events() {
 			if n == 0 && ev.Type.Name == "go.A" {
 				rowsOfA = append(rowsOfA, ev.Offset)
 			}
@@ -208,16 +207,21 @@ func TestLiveChunkDispatchBatches(t *testing.T) {
 			n++
 		}
 		rows = append(rows, fmt.Sprintf("%s %d", b.Type().Name, n))
-		if b.Next() {
-			t.Error("Next after the end of a row: true")
+		for range b.Events() {
+			t.Error("Events after the end of a row: an event")
 		}
 	}
 	var firsts []int64
 	first := func(b *EventBatch) {
-		if !b.Next() {
+		n := 0
+		for ev := range b.Events() {
+			firsts = append(firsts, ev.Offset)
+			n++
+			break
+		}
+		if n == 0 {
 			t.Fatal("a batch without an event")
 		}
-		firsts = append(firsts, b.Event().Offset)
 	}
 	var h EventHandlers
 	h.SetBatch(a.ID, []func(*EventBatch){all, first})
@@ -250,8 +254,8 @@ func TestLiveChunkDispatchBatches(t *testing.T) {
 		t.Errorf("the second handler of go.A got the events at %v, want the first of each row, %v", firsts, rowsOfA)
 	}
 	var zero EventBatch
-	if zero.Next() {
-		t.Error("the zero EventBatch's Next: true")
+	for range zero.Events() {
+		t.Error("the zero EventBatch's Events: an event")
 	}
 }
 
@@ -358,11 +362,15 @@ func FuzzLiveChunkDispatch(f *testing.F) {
 		for _, cl := range c.Metadata.EventTypes() {
 			each.Set(cl.ID, []func(*Event){func(ev *Event) { ev.Values(); got[0] = append(got[0], ev.Offset) }})
 			batches.SetBatch(cl.ID, []func(*EventBatch){func(b *EventBatch) {
-				for b.Next() {
-					b.Event().Values()
-					got[1] = append(got[1], b.Event().Offset)
+				for ev := range b.Events() {
+					ev.Values()
+					got[1] = append(got[1], ev.Offset)
 				}
-			}, func(b *EventBatch) { b.Next() }})
+			}, func(b *EventBatch) {
+				for range b.Events() {
+					break
+				}
+			}})
 		}
 		var errs [2]error
 		for i, h := range []*EventHandlers{&each, &batches} {

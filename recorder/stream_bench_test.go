@@ -57,7 +57,7 @@ func benchStream(b *testing.B, handledType string, batch bool) {
 		st := NewStream(WithSettings(only))
 		if batch {
 			st.OnEvents(handledType, func(b *jfr.EventBatch) {
-				for b.Next() {
+				for range b.Events() {
 					handled++
 				}
 			})

@@ -29,7 +29,7 @@ func benchStreamPerEvent(b *testing.B, chunk []byte, batch bool) {
 	var handled int64
 	if batch {
 		st.OnEvents("bench.Event", func(b *jfr.EventBatch) {
-			for b.Next() {
+			for range b.Events() {
 				handled++
 			}
 		})

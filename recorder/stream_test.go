@@ -38,8 +38,8 @@ func TestStreamOnEvents(t *testing.T) {
 	}
 	st.OnEvent("test.Counted", func(ev *jfr.Event) { take(0, ev) })
 	st.OnEvents("test.Counted", func(b *jfr.EventBatch) {
-		for b.Next() {
-			take(1, b.Event())
+		for ev := range b.Events() {
+			take(1, ev)
 		}
 	})
 	st.OnEvent("test.Counted", func(ev *jfr.Event) { take(2, ev) })
