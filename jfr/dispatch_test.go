@@ -257,6 +257,9 @@ func TestLiveChunkDispatchBatches(t *testing.T) {
 	for range zero.Events() {
 		t.Error("the zero EventBatch's Events: an event")
 	}
+	if zero.Type() != nil {
+		t.Error("the zero EventBatch's Type: not nil")
+	}
 }
 
 // dispatchRunsChunk writes a chunk of go.A and go.B events (fields n, a
