@@ -167,6 +167,101 @@ func TestLiveChunkDispatchRuns(t *testing.T) {
 	}
 }
 
+// TestLiveChunkDispatchBatches: a batch handler gets the events of its
+// type in rows, records of the type end to end whatever their headers,
+// each row ended by a record of another type or the end of a flush: the
+// events an event handler gets, in order, with the same values. A second
+// batch handler of the type gets each row again; the events of a row it
+// does not take are skipped, not handed over again.
+func TestLiveChunkDispatchBatches(t *testing.T) {
+	md, flushes, headers := dispatchRunsChunk(t)
+	a, bb := class(t, md, "go.A"), class(t, md, "go.B")
+	type got struct {
+		typ    string
+		n      int64
+		s      string
+		offset int64
+	}
+	var want []got
+	for _, ev := range wholeChunkEvents(t, flushes[1], headers[1]) {
+		want = append(want, got{ev.Type.Name, ev.Fields[1].Int(), ev.Fields[2].String(), ev.Offset})
+	}
+	var handled []got
+	var rows []string
+	var rowsOfA []int64 // the offsets of their first events
+	all := func(b *EventBatch) {
+		n := 0
+		for ev := range b.Events() {
+			if n == 0 && ev.Type.Name == "go.A" {
+				rowsOfA = append(rowsOfA, ev.Offset)
+			}
+			if ev.Fields != nil {
+				t.Fatalf("event %d: fields decoded before a handler asked for them", len(handled))
+			}
+			if ev.Type != b.Type() {
+				t.Fatalf("event %d: type %s in a batch of %s", len(handled), ev.Type.Name, b.Type().Name)
+			}
+			nv, _ := ev.Field("n")
+			sv, _ := ev.Field("s")
+			handled = append(handled, got{ev.Type.Name, nv.Int(), sv.String(), ev.Offset})
+			n++
+		}
+		rows = append(rows, fmt.Sprintf("%s %d", b.Type().Name, n))
+		for range b.Events() {
+			t.Error("Events after the end of a row: an event")
+		}
+	}
+	var firsts []int64
+	first := func(b *EventBatch) {
+		n := 0
+		for ev := range b.Events() {
+			firsts = append(firsts, ev.Offset)
+			n++
+			break
+		}
+		if n == 0 {
+			t.Fatal("a batch without an event")
+		}
+	}
+	var h EventHandlers
+	h.SetBatch(a.ID, []func(*EventBatch){all, first})
+	h.SetBatch(bb.ID, []func(*EventBatch){all})
+	live := NewLiveChunk(nil)
+	live.Start(0, 0)
+	var ev Event
+	from := int64(HeaderSize)
+	for i, data := range flushes {
+		_, err := live.Extend(headers[i], data)
+		must(t, err)
+		must(t, live.Dispatch(from, int64(len(data)), &h, &ev))
+		from = int64(len(data))
+	}
+	if len(handled) != len(want) {
+		t.Fatalf("%d events handled, want %d", len(handled), len(want))
+	}
+	for i := range want {
+		if handled[i] != want[i] {
+			t.Errorf("event %d: %+v, want %+v", i, handled[i], want[i])
+		}
+	}
+	// The rows the chunk was written in (dispatchRunsChunk), the first
+	// flush's second row of go.A of records with headers of each kind.
+	wantRows := []string{"go.A 5", "go.B 2", "go.A 10", "go.A 2", "go.B 3", "go.A 2"}
+	if fmt.Sprint(rows) != fmt.Sprint(wantRows) {
+		t.Errorf("rows %q, want %q", rows, wantRows)
+	}
+	if fmt.Sprint(firsts) != fmt.Sprint(rowsOfA) {
+		t.Errorf("the second handler of go.A got the events at %v, want the first of each row, %v", firsts, rowsOfA)
+	}
+	var zero EventBatch
+	for range zero.Events() {
+		t.Error("the zero EventBatch's Events: an event")
+	}
+	if zero.Type() != nil {
+		t.Error("the zero EventBatch's Type: not nil")
+	}
+}
+
 // dispatchRunsChunk writes a chunk of go.A and go.B events (fields n, a
 // count from 1, and s) in two flushes, rows of go.A ended by each kind of
 // record a row can end at, and returns its metadata and the chunk's bytes
@@ -262,15 +357,36 @@ func FuzzLiveChunkDispatch(f *testing.F) {
 		live.Start(2, 1000)
 		c, err := live.Extend(h, data)
 		must(t, err)
-		var handlers EventHandlers
+		// Event handlers, then batch handlers (one that takes every event,
+		// one that takes the first of a row): the same events, the same
+		// error.
+		var each, batches EventHandlers
+		var got [2][]int64
 		for _, cl := range c.Metadata.EventTypes() {
-			handlers.Set(cl.ID, []func(*Event){func(ev *Event) { ev.Values() }})
+			each.Set(cl.ID, []func(*Event){func(ev *Event) { ev.Values(); got[0] = append(got[0], ev.Offset) }})
+			batches.SetBatch(cl.ID, []func(*EventBatch){func(b *EventBatch) {
+				for ev := range b.Events() {
+					ev.Values()
+					got[1] = append(got[1], ev.Offset)
+				}
+			}, func(b *EventBatch) {
+				for range b.Events() {
+					break
+				}
+			}})
 		}
-		var ev Event
-		err = live.Dispatch(int64(len(base)), int64(len(data)), &handlers, &ev)
-		var fe *FormatError
-		if err != nil && (!errors.As(err, &fe) || fe.Chunk != 2 || fe.Offset < 1000+int64(len(base)) || fe.Offset > 1000+int64(len(data))) {
-			t.Fatalf("%v: want nil or a FormatError in chunk 2 within the flush, at %d to %d", err, 1000+len(base), 1000+len(data))
+		var errs [2]error
+		for i, h := range []*EventHandlers{&each, &batches} {
+			var ev Event
+			err := live.Dispatch(int64(len(base)), int64(len(data)), h, &ev)
+			var fe *FormatError
+			if err != nil && (!errors.As(err, &fe) || fe.Chunk != 2 || fe.Offset < 1000+int64(len(base)) || fe.Offset > 1000+int64(len(data))) {
+				t.Fatalf("%v: want nil or a FormatError in chunk 2 within the flush, at %d to %d", err, 1000+len(base), 1000+len(data))
+			}
+			errs[i] = err
+		}
+		if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) || fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+			t.Fatalf("event handlers got the events at %v and %v, batch handlers at %v and %v", got[0], errs[0], got[1], errs[1])
 		}
 	})
 }

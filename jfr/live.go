@@ -21,7 +21,8 @@ type LiveChunk struct {
 	mdOff    int64     // offset of the metadata loaded, 0 if none
 	cpOff    int64     // offset of the latest checkpoint loaded, 0 if none
 	cpCount  int
-	ar       *arena // holds the constants' fields
+	ar       *arena     // holds the constants' fields
+	batch    EventBatch // Dispatch's, for batch handlers
 }
 
 // NewLiveChunk returns a LiveChunk; opts may be nil. Call Start before

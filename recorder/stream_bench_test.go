@@ -17,16 +17,19 @@ import (
 // over the cost alone; stream-cpu-added-% is the same for the process's CPU
 // time (every goroutine's), which contention from other processes does
 // not inflate as it does the elapsed time. "decode-all" has a handler take every event (the
-// stream decodes each); "other-type" handles another type (each flush's
-// bytes are copied and their records walked, none decoded).
+// stream hands each over); "decode-all-batch" the same with a batch handler
+// (OnEvents), which takes each event of a row in a loop of its own;
+// "other-type" handles another type (each flush's records walked, none
+// handed over).
 func BenchmarkStream(b *testing.B) {
-	b.Run("decode-all", func(b *testing.B) { benchStream(b, "bench.Event") })
-	b.Run("other-type", func(b *testing.B) { benchStream(b, "test.Counted") })
+	b.Run("decode-all", func(b *testing.B) { benchStream(b, "bench.Event", false) })
+	b.Run("decode-all-batch", func(b *testing.B) { benchStream(b, "bench.Event", true) })
+	b.Run("other-type", func(b *testing.B) { benchStream(b, "test.Counted", false) })
 }
 
 const roundEvents = 1 << 21
 
-func benchStream(b *testing.B, handledType string) {
+func benchStream(b *testing.B, handledType string, batch bool) {
 	only := Settings{"*": {Enabled: Bool(false)}, "bench.Event": {Enabled: Bool(true)}}
 	rec, err := Start(WithRing(64<<20, 0), WithSettings(only))
 	if err != nil {
@@ -52,7 +55,15 @@ func benchStream(b *testing.B, handledType string) {
 	for range b.N {
 		alone = append(alone, round(&cpuAlone))
 		st := NewStream(WithSettings(only))
-		st.OnEvent(handledType, func(*jfr.Event) { handled++ })
+		if batch {
+			st.OnEvents(handledType, func(b *jfr.EventBatch) {
+				for range b.Events() {
+					handled++
+				}
+			})
+		} else {
+			st.OnEvent(handledType, func(*jfr.Event) { handled++ })
+		}
 		if err := st.Start(); err != nil {
 			b.Fatal(err)
 		}

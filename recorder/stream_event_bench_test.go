@@ -16,11 +16,26 @@ import (
 // the event, the handler call), one flush of a chunk of bench.Events at a
 // time. cpu-ns/event counts the process's CPU time, which other processes
 // inflate less than the elapsed time; BenchmarkStream measures the whole.
+// "each" has an event handler (OnEvent), "batch" a batch handler
+// (OnEvents) that takes each event in its loop.
 func BenchmarkStreamPerEvent(b *testing.B) {
 	chunk := benchChunk(b, 1<<18)
+	b.Run("each", func(b *testing.B) { benchStreamPerEvent(b, chunk, false) })
+	b.Run("batch", func(b *testing.B) { benchStreamPerEvent(b, chunk, true) })
+}
+
+func benchStreamPerEvent(b *testing.B, chunk []byte, batch bool) {
 	st := NewStream()
 	var handled int64
-	st.OnEvent("bench.Event", func(*jfr.Event) { handled++ })
+	if batch {
+		st.OnEvents("bench.Event", func(b *jfr.EventBatch) {
+			for range b.Events() {
+				handled++
+			}
+		})
+	} else {
+		st.OnEvent("bench.Event", func(*jfr.Event) { handled++ })
+	}
 	flushed := make(chan struct{})
 	st.OnFlush(func() { flushed <- struct{}{} })
 	st.flushes = make(chan streamFlush, streamBacklog)

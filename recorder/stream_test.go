@@ -15,6 +15,74 @@ import (
 	"github.com/flightrec/flightrec/jfr"
 )
 
+// TestStreamOnEvents: a batch handler (OnEvents) gets the events an event
+// handler gets, every one in the order emitted with its values; so do
+// event handlers of a type that has a batch handler too, each handler of
+// the type in the order they were added.
+func TestStreamOnEvents(t *testing.T) {
+	st := NewStream(WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	var mu sync.Mutex
+	var got [3][]int64 // by handler
+	var order []int
+	take := func(h int, ev *jfr.Event) {
+		n, _ := ev.Field("n")
+		if s, _ := ev.Field("s"); s.String() != "x" {
+			t.Errorf("handler %d, event %d: s = %q, want \"x\"", h, n.Int(), s.String())
+		}
+		mu.Lock()
+		got[h] = append(got[h], n.Int())
+		if len(order) == 0 || order[len(order)-1] != h {
+			order = append(order, h)
+		}
+		mu.Unlock()
+	}
+	st.OnEvent("test.Counted", func(ev *jfr.Event) { take(0, ev) })
+	st.OnEvents("test.Counted", func(b *jfr.EventBatch) {
+		for ev := range b.Events() {
+			take(1, ev)
+		}
+	})
+	st.OnEvent("test.Counted", func(ev *jfr.Event) { take(2, ev) })
+	st.OnError(func(err error) { t.Errorf("stream error: %v", err) })
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	emitCounted(n)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		mu.Lock()
+		k := len(got[2])
+		mu.Unlock()
+		if k == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("handled %d of %d events within 3 s", k, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for h, ns := range got {
+		if len(ns) != n {
+			t.Fatalf("handler %d got %d events, want %d", h, len(ns), n)
+		}
+		for i, v := range ns {
+			if v != int64(i) {
+				t.Fatalf("handler %d: event %d has n = %d, want %d", h, i, v, i)
+			}
+		}
+	}
+	// Rows, each to every handler in turn.
+	for i, h := range order {
+		if h != i%3 {
+			t.Fatalf("the handlers took rows in the order %v, want 0, 1, 2 for each row", order)
+		}
+	}
+}
+
 // TestStreamOnEvent: the handlers of a stream get every event emitted, with
 // its values, within about a second; OnFlush follows each chunk; nothing
 // comes after Close.
