@@ -122,41 +122,62 @@ func TestLiveChunkDispatchBadRecords(t *testing.T) {
 func TestLiveChunkDispatchRuns(t *testing.T) {
 	md, flushes, headers := dispatchRunsChunk(t)
 	a, bb := class(t, md, "go.A"), class(t, md, "go.B")
-	flush1, header1, flush2, header2 := flushes[0], headers[0], flushes[1], headers[1]
 	n := 24 // events written
-
-	type got struct {
-		typ    string
-		n      int64
-		s      string
-		offset int64
-	}
-	var want []got
-	for _, ev := range wholeChunkEvents(t, flush2, header2) {
-		want = append(want, got{ev.Type.Name, ev.Fields[1].Int(), ev.Fields[2].String(), ev.Offset})
-	}
-	if len(want) != int(n) {
+	want := runsChunkWant(t, flushes, headers)
+	if len(want) != n {
 		t.Fatalf("the whole chunk has %d events, %d written", len(want), n)
 	}
-	var handled []got
-	handler := func(ev *Event) {
-		nv, _ := ev.Field("n")
-		sv, _ := ev.Field("s")
-		handled = append(handled, got{ev.Type.Name, nv.Int(), sv.String(), ev.Offset})
-	}
+	var handled []runsEvent
+	handler := func(ev *Event) { handled = append(handled, runsEventOf(ev)) }
 	var h EventHandlers
 	h.Set(a.ID, []func(*Event){handler})
 	h.Set(bb.ID, []func(*Event){handler})
+	dispatchFlushes(t, flushes, headers, &h)
+	compareRunsEvents(t, handled, want)
+}
+
+// runsEvent is what the tests of dispatchRunsChunk compare of an event.
+type runsEvent struct {
+	typ    string
+	n      int64
+	s      string
+	offset int64
+}
+
+// runsEventOf reads ev's fields as a handler does.
+func runsEventOf(ev *Event) runsEvent {
+	nv, _ := ev.Field("n")
+	sv, _ := ev.Field("s")
+	return runsEvent{ev.Type.Name, nv.Int(), sv.String(), ev.Offset}
+}
+
+// runsChunkWant returns the events of dispatchRunsChunk's chunk, read
+// whole.
+func runsChunkWant(t *testing.T, flushes, headers [][]byte) []runsEvent {
+	var want []runsEvent
+	for _, ev := range wholeChunkEvents(t, flushes[1], headers[1]) {
+		want = append(want, runsEvent{ev.Type.Name, ev.Fields[1].Int(), ev.Fields[2].String(), ev.Offset})
+	}
+	return want
+}
+
+// dispatchFlushes hands h the events of each flush as a stream does.
+func dispatchFlushes(t *testing.T, flushes, headers [][]byte, h *EventHandlers) {
+	t.Helper()
 	live := NewLiveChunk(nil)
 	live.Start(0, 0)
 	var ev Event
 	from := int64(HeaderSize)
-	for i, data := range [][]byte{flush1, flush2} {
-		_, err := live.Extend([][]byte{header1, header2}[i], data)
+	for i, data := range flushes {
+		_, err := live.Extend(headers[i], data)
 		must(t, err)
-		must(t, live.Dispatch(from, int64(len(data)), &h, &ev))
+		must(t, live.Dispatch(from, int64(len(data)), h, &ev))
 		from = int64(len(data))
 	}
+}
+
+func compareRunsEvents(t *testing.T, handled, want []runsEvent) {
+	t.Helper()
 	if len(handled) != len(want) {
 		t.Fatalf("%d events handled, want %d", len(handled), len(want))
 	}
@@ -176,17 +197,8 @@ func TestLiveChunkDispatchRuns(t *testing.T) {
 func TestLiveChunkDispatchBatches(t *testing.T) {
 	md, flushes, headers := dispatchRunsChunk(t)
 	a, bb := class(t, md, "go.A"), class(t, md, "go.B")
-	type got struct {
-		typ    string
-		n      int64
-		s      string
-		offset int64
-	}
-	var want []got
-	for _, ev := range wholeChunkEvents(t, flushes[1], headers[1]) {
-		want = append(want, got{ev.Type.Name, ev.Fields[1].Int(), ev.Fields[2].String(), ev.Offset})
-	}
-	var handled []got
+	want := runsChunkWant(t, flushes, headers)
+	var handled []runsEvent
 	var rows []string
 	var rowsOfA []int64 // the offsets of their first events
 	all := func(b *EventBatch) {
@@ -201,9 +213,7 @@ func TestLiveChunkDispatchBatches(t *testing.T) {
 			if ev.Type != b.Type() {
 				t.Fatalf("event %d: type %s in a batch of %s", len(handled), ev.Type.Name, b.Type().Name)
 			}
-			nv, _ := ev.Field("n")
-			sv, _ := ev.Field("s")
-			handled = append(handled, got{ev.Type.Name, nv.Int(), sv.String(), ev.Offset})
+			handled = append(handled, runsEventOf(ev))
 			n++
 		}
 		rows = append(rows, fmt.Sprintf("%s %d", b.Type().Name, n))
@@ -226,24 +236,8 @@ func TestLiveChunkDispatchBatches(t *testing.T) {
 	var h EventHandlers
 	h.SetBatch(a.ID, []func(*EventBatch){all, first})
 	h.SetBatch(bb.ID, []func(*EventBatch){all})
-	live := NewLiveChunk(nil)
-	live.Start(0, 0)
-	var ev Event
-	from := int64(HeaderSize)
-	for i, data := range flushes {
-		_, err := live.Extend(headers[i], data)
-		must(t, err)
-		must(t, live.Dispatch(from, int64(len(data)), &h, &ev))
-		from = int64(len(data))
-	}
-	if len(handled) != len(want) {
-		t.Fatalf("%d events handled, want %d", len(handled), len(want))
-	}
-	for i := range want {
-		if handled[i] != want[i] {
-			t.Errorf("event %d: %+v, want %+v", i, handled[i], want[i])
-		}
-	}
+	dispatchFlushes(t, flushes, headers, &h)
+	compareRunsEvents(t, handled, want)
 	// The rows the chunk was written in (dispatchRunsChunk), the first
 	// flush's second row of go.A of records with headers of each kind.
 	wantRows := []string{"go.A 5", "go.B 2", "go.A 10", "go.A 2", "go.B 3", "go.A 2"}

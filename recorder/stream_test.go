@@ -49,19 +49,7 @@ func TestStreamOnEvents(t *testing.T) {
 	}
 	const n = 1000
 	emitCounted(n)
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		mu.Lock()
-		k := len(got[2])
-		mu.Unlock()
-		if k == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handled %d of %d events within 3 s", k, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitHandled(t, n, func() int { mu.Lock(); defer mu.Unlock(); return len(got[2]) })
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,19 +99,7 @@ func TestStreamOnEvent(t *testing.T) {
 	}
 	const n = 1000
 	emitCounted(n)
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		mu.Lock()
-		k := len(got)
-		mu.Unlock()
-		if k == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handled %d of %d events within 3 s", k, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitHandled(t, n, func() int { mu.Lock(); defer mu.Unlock(); return len(got) })
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -544,5 +520,22 @@ func TestBufferCacheKeepsLargest(t *testing.T) {
 	}
 	if b := c.get(1); cap(b) != 20 {
 		t.Errorf("get(1) gave %d bytes, want the 20 kept", cap(b))
+	}
+}
+
+// waitHandled waits until count, the events a stream's handlers took,
+// reaches n, for at most 3 s (a flush comes every second).
+func waitHandled(t *testing.T, n int, count func() int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		k := count()
+		if k == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("handled %d of %d events within 3 s", k, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

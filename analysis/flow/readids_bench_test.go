@@ -19,17 +19,8 @@ import (
 //
 //	go test ./analysis/flow -run '^$' -bench ReadRecordingIDs -flow.requests 100000
 func BenchmarkReadRecordingIDs(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "n1.jfr")
-	if err := writeGenRecording(path, 1, 5, *benchRequests); err != nil {
-		b.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
+	data, dir := genNodeRecording(b)
 	var events int64
-	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for range b.N {
 		tab := newIDTable()
@@ -76,17 +67,8 @@ func BenchmarkReadRecordingIDs(b *testing.B) {
 //
 //	GOMAXPROCS=1 go test ./analysis/flow -run '^$' -bench ReadAheadPass1 -flow.requests 100000
 func BenchmarkReadAheadPass1(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "n1.jfr")
-	if err := writeGenRecording(path, 1, 5, *benchRequests); err != nil {
-		b.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
+	data, dir := genNodeRecording(b)
 	var events int64
-	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for range b.N {
 		log, err := newSpanLog(dir)
@@ -113,4 +95,20 @@ func BenchmarkReadAheadPass1(b *testing.B) {
 		log.remove()
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// genNodeRecording returns node 1's recording of the generated cluster
+// (-flow.requests requests), read into memory, and a temporary directory
+// for the reader's files; the benchmark's bytes are the recording's.
+func genNodeRecording(b *testing.B) (data []byte, dir string) {
+	path := filepath.Join(b.TempDir(), "n1.jfr")
+	if err := writeGenRecording(path, 1, 5, *benchRequests); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	return data, b.TempDir()
 }
