@@ -16,7 +16,7 @@ import (
 )
 
 // TestStreamOnEvents: a batch handler (OnEvents) gets the events an event
-// handler gets, every one in the order emitted with its values; so do
+// handler gets, every one with its values and in the same order; so do
 // event handlers of a type that has a batch handler too, each handler of
 // the type in the order they were added.
 func TestStreamOnEvents(t *testing.T) {
