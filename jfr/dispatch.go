@@ -35,7 +35,24 @@ func (h *EventHandlers) Reset() {
 
 // Set makes fns the handlers of the events of type id, replacing those it
 // had (batch handlers too); the slice is kept, not copied.
+//
+// A type with one handler, the common case, is dispatched as a batch
+// handler that calls it in EventBatch.Events' loop: a writer's events of
+// one type often lie in a row (the recorder's do), and that loop keeps
+// only what the row needs across the handler's call, which spills every
+// live register (BenchmarkStreamPerEvent, package recorder: the stream's
+// work an event went from about 11.7 to 7.8 CPU ns so). Several handlers
+// of a type are called one event at a time, each in turn.
 func (h *EventHandlers) Set(id int64, fns []func(*Event)) {
+	if len(fns) == 1 {
+		fn := fns[0]
+		h.set(id, typeHandlers{batch: []func(*EventBatch){func(b *EventBatch) {
+			for ev := range b.Events() {
+				fn(ev)
+			}
+		}}})
+		return
+	}
 	h.set(id, typeHandlers{each: fns})
 }
 
@@ -147,13 +164,6 @@ func (l *LiveChunk) Dispatch(from, to int64, h *EventHandlers, ev *Event) error 
 			}
 			continue
 		}
-		if len(fns.each) == 1 && typ < 0x80 {
-			var err error
-			if pos, err = dispatchRun(c, data, int(off), int(size), byte(typ), cl, fns.each[0], ev); err != nil {
-				return err
-			}
-			continue
-		}
 		ev.prepareLazy(c, cl, c.Offset+off, size)
 		for _, fn := range fns.each {
 			fn(ev)
@@ -163,36 +173,6 @@ func (l *LiveChunk) Dispatch(from, to int64, h *EventHandlers, ev *Event) error 
 		}
 	}
 	return nil
-}
-
-// dispatchRun calls fn with the event of type cl in the record of data at
-// off, of size bytes, and with each record that follows it of the same
-// type (id, below 0x80) whose size and type id take a byte each, and
-// returns the offset of the first record after them. A writer's events of
-// one type often come in a row (the recorder's do, and its records of
-// user types have one-byte headers), and a type with one handler is the
-// common case: this loop keeps only what such a row needs across the
-// handler call, which spills every live register, and reads the next
-// record's header with its bounds checked once. Any other record is left
-// to Dispatch's walk, which checks it. In BenchmarkStreamPerEvent (package
-// recorder) this took the stream's work per event from about 11.7 to 7.8
-// CPU ns.
-func dispatchRun(c *Chunk, data []byte, off, size int, id byte, cl *Class, fn func(*Event), ev *Event) (int64, error) {
-	for {
-		ev.prepareLazy(c, cl, c.Offset+int64(off), int64(size))
-		fn(ev)
-		if ev.err != nil {
-			return 0, ev.err
-		}
-		off += size
-		next := data[off:]
-		if len(next) < 2 || next[1] != id || next[0]-2 >= 0x80-2 || int(next[0]) > len(next) {
-			// Not a record of the row with a one-byte size of at
-			// least 2, the size and the type id.
-			return int64(off), nil
-		}
-		size = int(next[0])
-	}
 }
 
 // prepareLazy makes ev the event of type cl in the record of c at off, of

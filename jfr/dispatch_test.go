@@ -351,13 +351,14 @@ func FuzzLiveChunkDispatch(f *testing.F) {
 		live.Start(2, 1000)
 		c, err := live.Extend(h, data)
 		must(t, err)
-		// Event handlers, then batch handlers (one that takes every event,
-		// one that takes the first of a row): the same events, the same
-		// error.
+		// Event handlers, two a type so that each record is prepared on
+		// its own (one handler is called in a row's loop, as a batch
+		// handler), then batch handlers (one that takes every event, one
+		// that takes the first of a row): the same events, the same error.
 		var each, batches EventHandlers
 		var got [2][]int64
 		for _, cl := range c.Metadata.EventTypes() {
-			each.Set(cl.ID, []func(*Event){func(ev *Event) { ev.Values(); got[0] = append(got[0], ev.Offset) }})
+			each.Set(cl.ID, []func(*Event){func(ev *Event) { ev.Values(); got[0] = append(got[0], ev.Offset) }, func(*Event) {}})
 			batches.SetBatch(cl.ID, []func(*EventBatch){func(b *EventBatch) {
 				for ev := range b.Events() {
 					ev.Values()

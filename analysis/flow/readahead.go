@@ -63,7 +63,22 @@ func newConvertingReadAhead(src source, conv *spanConverter) *readAhead {
 
 func (r *readAhead) run() {
 	defer close(r.done)
+	// fill appends the next span to b: copied from the source's rawSpan
+	// (converted in pass 2), or by a batchSource itself.
 	var sp rawSpan
+	fill := func(b *spanBatch) error {
+		if err := r.source.next(&sp); err != nil {
+			return err
+		}
+		if r.conv != nil {
+			return r.conv.add(b, &sp)
+		}
+		b.add(&sp)
+		return nil
+	}
+	if bs, ok := r.source.(batchSource); ok && r.conv == nil {
+		fill = bs.nextInto
+	}
 	for {
 		var b *spanBatch
 		select {
@@ -73,19 +88,7 @@ func (r *readAhead) run() {
 		}
 		b.reset()
 		for b.len() < readAheadSpans && b.err == nil {
-			if r.conv == nil {
-				if bs, ok := r.source.(batchSource); ok {
-					b.err = bs.nextInto(b)
-					continue
-				}
-			}
-			if err := r.source.next(&sp); err != nil {
-				b.err = err
-			} else if r.conv != nil {
-				b.err = r.conv.add(b, &sp)
-			} else {
-				b.add(&sp)
-			}
+			b.err = fill(b)
 		}
 		select {
 		case r.full <- b:
