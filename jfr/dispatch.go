@@ -45,15 +45,20 @@ func (h *EventHandlers) Reset() {
 // of a type are called one event at a time, each in turn.
 func (h *EventHandlers) Set(id int64, fns []func(*Event)) {
 	if len(fns) == 1 {
-		fn := fns[0]
-		h.set(id, typeHandlers{batch: []func(*EventBatch){func(b *EventBatch) {
-			for ev := range b.Events() {
-				fn(ev)
-			}
-		}}})
+		h.set(id, typeHandlers{batch: []func(*EventBatch){EachEvent(fns[0])}})
 		return
 	}
 	h.set(id, typeHandlers{each: fns})
+}
+
+// EachEvent returns a batch handler that calls fn with each event of the
+// row, for a type whose handlers mix the two kinds (SetBatch).
+func EachEvent(fn func(*Event)) func(*EventBatch) {
+	return func(b *EventBatch) {
+		for ev := range b.Events() {
+			fn(ev)
+		}
+	}
 }
 
 // SetBatch makes fns the handlers of the events of type id, replacing

@@ -762,12 +762,8 @@ func setHandlers(h *jfr.EventHandlers, id int64, hs []eventHandler) {
 	fns := make([]func(*jfr.EventBatch), len(hs))
 	for i, eh := range hs {
 		fns[i] = eh.batch
-		if each := eh.each; each != nil {
-			fns[i] = func(b *jfr.EventBatch) {
-				for ev := range b.Events() {
-					each(ev)
-				}
-			}
+		if eh.each != nil {
+			fns[i] = jfr.EachEvent(eh.each)
 		}
 	}
 	h.SetBatch(id, fns)
