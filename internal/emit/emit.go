@@ -119,7 +119,7 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 	// buffer's free part (batch.Slack): the id's and the goroutine's
 	// varints are made once (the goroutine's when the buffer notes it),
 	// the time's spread. A byte a turn, they took 100 instructions.
-	put64(w.out, i, uint64(d.IDVarint))
+	put64(w.out, i, d.IDVarint)
 	i += d.IDLen
 	// start and duration come from SetTime or SetTimes too, and may be
 	// negative (a time before the process started): the 9-byte form.
