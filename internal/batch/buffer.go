@@ -16,8 +16,13 @@ const (
 	// (its fixed fields' largest size plus its strings' lengths): a
 	// larger event never fits a buffer and is dropped, and counted.
 	MaxEventSize = BufferSize
-	setSize      = 256 // power of two
-	setLimit     = setSize * 3 / 4
+
+	// Slack is the bytes a buffer has past BufferSize, so that the emit
+	// path may store a whole word at the end of a record (emit.putVarint).
+	Slack = 8
+
+	setSize  = 256 // power of two
+	setLimit = setSize * 3 / 4
 	// threadSetSize (a power of two) bounds the distinct goroutines one
 	// buffer's events refer to: with thousands of goroutines emitting,
 	// a smaller set sent buffers off nearly empty (256: 2% full), and
@@ -90,8 +95,13 @@ type Buffer struct {
 	n, nthreads, nstack int // used bytes, threads, stack words
 	// counts packs the counts but bytes (see pack); the rare paths that
 	// change them update it, so that Commit need not pack on every event.
-	counts    uint64
-	lastG     uint64
+	counts uint64
+	lastG  uint64
+	// gTail is lastG's varint and a 0 byte after it (the stack trace key of
+	// an event without one), little-endian, gTailLen its length (0 if
+	// more than 8 bytes): what the emit path stores after an event's time.
+	gTail     uint64
+	gTailLen  int
 	nstacks   int
 	threadSet [threadSetSize]uint64
 	stackSet  [setSize]uint64
@@ -103,7 +113,7 @@ type Buffer struct {
 	// taken is how many bytes the flusher has taken; only it uses it.
 	taken int
 
-	data    [BufferSize]byte
+	data    [BufferSize + Slack]byte
 	threads [threadLimit]uint64 // goroutine ids the events refer to, each once
 	strs    [setLimit]uint64    // keys of the pooled strings they refer to
 	funcs   [funcLimit]uintptr  // ids (FuncID) of the functions they refer to
@@ -123,7 +133,7 @@ func NewBuffer() *Buffer { return new(Buffer) }
 func (b *Buffer) Reset() {
 	clearSet(b.threadSet[:], b.threads[:b.nthreads])
 	b.n, b.nthreads, b.nstack, b.nstacks, b.nstrs = 0, 0, 0, 0, 0
-	b.lastG = 0
+	b.lastG, b.gTailLen = 0, 0
 	b.stackSet = [setSize]uint64{}
 	b.strCache = [strCacheSize]strSlot{}
 	b.funcSet = [funcSetSize]uintptr{}
@@ -163,7 +173,7 @@ func (b *Buffer) Fits(n int) bool { return b.n+n <= BufferSize }
 func (b *Buffer) Len() int { return b.n }
 
 // Tail returns the free part of the buffer, to encode an event into.
-func (b *Buffer) Tail() []byte { return b.data[b.n:] }
+func (b *Buffer) Tail() []byte { return b.data[b.n:BufferSize] }
 
 // Free returns the address of Tail's first byte, without Tail's bounds
 // check, for the emit path, which checked with Fits that the record's
@@ -204,6 +214,11 @@ func unpack(c uint64) (n, threads, stack, strs, funcs int) {
 // referred to, which AddThread need not note again.
 func (b *Buffer) SameThread(g uint64) bool { return g == b.lastG }
 
+// ThreadTail returns the varint of the goroutine SameThread compares with
+// and a 0 byte, as a word to store little-endian, and its length; 0 if it
+// takes more than a word.
+func (b *Buffer) ThreadTail() (uint64, int) { return b.gTail, b.gTailLen }
+
 // AddThread notes that an event refers to goroutine g (g > 0). It returns
 // false if the buffer's thread set is full.
 func (b *Buffer) AddThread(g uint64) bool {
@@ -218,6 +233,11 @@ func (b *Buffer) addThread(g uint64) bool {
 		return false
 	}
 	b.lastG = g
+	if b.gTail, b.gTailLen = varintWord(g); b.gTailLen == 8 {
+		b.gTailLen = 0
+	} else if b.gTailLen != 0 {
+		b.gTailLen++ // the 0 byte, already in gTail
+	}
 	b.recount()
 	return true
 }
@@ -307,4 +327,18 @@ type Slot struct {
 	buf     atomic.Pointer[Buffer]
 	scratch stack.PCs
 	_       [56]byte // keep slots on separate cache lines
+}
+
+// varintWord returns v's varint as a little-endian word and its length,
+// or 0 if it takes more than 8 bytes (v >= 2^56).
+func varintWord(v uint64) (uint64, int) {
+	var w uint64
+	for n := range 8 {
+		if v < 0x80 {
+			return w | v<<(8*n), n + 1
+		}
+		w |= (v&0x7f | 0x80) << (8 * n)
+		v >>= 7
+	}
+	return 0, 0
 }

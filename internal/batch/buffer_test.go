@@ -1,6 +1,11 @@
 package batch
 
-import "testing"
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+	"unsafe"
+)
 
 // plainSink is where BenchmarkPublish/plain stores: a plain store, as the
 // amd64 build published before (a data race under the Go memory model when
@@ -86,5 +91,46 @@ func BenchmarkReset(b *testing.B) {
 	for range b.N {
 		buf.AddThread(1)
 		buf.Reset()
+	}
+}
+
+// TestThreadTail checks the goroutine's varint the emit path stores
+// whole: the reader must find the goroutine id and then the key 0.
+func TestThreadTail(t *testing.T) {
+	b := NewBuffer()
+	for _, g := range []uint64{1, 127, 128, 300, 1<<14 - 1, 1 << 14, 1<<42 + 5, 1<<49 - 1, 1 << 49, 1<<56 - 1, 1 << 56, 1<<64 - 1} {
+		if !b.AddThread(g) {
+			t.Fatalf("AddThread(%d) refused", g)
+		}
+		w, n := b.ThreadTail()
+		want := binary.AppendUvarint(nil, g)
+		if len(want) > 7 {
+			if n != 0 {
+				t.Errorf("goroutine %d (%d bytes): ThreadTail says %d bytes, want 0 (not a word)", g, len(want), n)
+			}
+			continue
+		}
+		want = append(want, 0)
+		got := binary.LittleEndian.AppendUint64(nil, w)[:n]
+		if !bytes.Equal(got, want) {
+			t.Errorf("goroutine %d: ThreadTail % x, want % x", g, got, want)
+		}
+	}
+	b.Reset()
+	if _, n := b.ThreadTail(); n != 0 {
+		t.Errorf("after Reset, ThreadTail says %d bytes, want 0", n)
+	}
+}
+
+// TestSlack stores a word at the last byte of a full buffer, as the emit
+// path may, and checks that the buffer's goroutines are intact.
+func TestSlack(t *testing.T) {
+	b := NewBuffer()
+	b.AddThread(77)
+	b.Commit(BufferSize - 1)
+	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(b.Free()), 8), ^uint64(0))
+	b.Commit(1)
+	if got := b.Take().Threads; len(got) != 1 || got[0] != 77 {
+		t.Fatalf("threads after a word stored at the buffer's end: %v, want [77]", got)
 	}
 }

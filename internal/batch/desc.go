@@ -102,7 +102,12 @@ func EncOf(k Kind, c string) Enc {
 // Desc is an event type: its definition and its live settings, which the
 // recorder changes while events are emitted.
 type Desc struct {
-	ID          int64
+	ID int64
+	// IDVarint is ID's varint, little-endian, IDLen its length (ids are
+	// small: never 0, the 9 bytes of 2^56): the emit path stores it whole
+	// (Slack).
+	IDVarint    uint64
+	IDLen       int
 	Name        string
 	Label       string
 	Description string
@@ -147,6 +152,7 @@ func Register(d *Desc) error {
 	// The recorder's metadata builder assigns the same ids: it adds the
 	// types in this order first.
 	d.ID = spec.UserID(len(reg))
+	d.IDVarint, d.IDLen = varintWord(uint64(d.ID))
 	reg = append(reg, d)
 	version.Add(1)
 	h := onRegister.Load()
