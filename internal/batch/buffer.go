@@ -18,7 +18,7 @@ const (
 	MaxEventSize = BufferSize
 
 	// Slack is the bytes a buffer has past BufferSize, so that the emit
-	// path may store a whole word at the end of a record (emit.putVarint).
+	// path may store a whole word at the end of a record (emit.Record).
 	Slack = 8
 
 	setSize  = 256 // power of two

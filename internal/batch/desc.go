@@ -103,9 +103,9 @@ func EncOf(k Kind, c string) Enc {
 // recorder changes while events are emitted.
 type Desc struct {
 	ID int64
-	// IDVarint is ID's varint, little-endian, IDLen its length (ids are
-	// small: never 0, the 9 bytes of 2^56): the emit path stores it whole
-	// (Slack).
+	// IDVarint is ID's varint as a little-endian word, IDLen its length:
+	// the emit path stores the word whole (Slack). Ids are far below 2^56,
+	// whose varint would not fit a word.
 	IDVarint    uint64
 	IDLen       int
 	Name        string
