@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/internal/stack"
 )
 
@@ -233,10 +234,10 @@ func (b *Buffer) addThread(g uint64) bool {
 		return false
 	}
 	b.lastG = g
-	if b.gTail, b.gTailLen = varintWord(g); b.gTailLen == 8 {
-		b.gTailLen = 0
-	} else if b.gTailLen != 0 {
-		b.gTailLen++ // the 0 byte, already in gTail
+	b.gTail, b.gTailLen = 0, 0
+	if g < 1<<49 { // its varint and the 0 byte in a word
+		w, n := leb128.Word(g)
+		b.gTail, b.gTailLen = w, n+1
 	}
 	b.recount()
 	return true
@@ -327,18 +328,4 @@ type Slot struct {
 	buf     atomic.Pointer[Buffer]
 	scratch stack.PCs
 	_       [56]byte // keep slots on separate cache lines
-}
-
-// varintWord returns v's varint as a little-endian word and its length,
-// or 0 if it takes more than 8 bytes (v >= 2^56).
-func varintWord(v uint64) (uint64, int) {
-	var w uint64
-	for n := range 8 {
-		if v < 0x80 {
-			return w | v<<(8*n), n + 1
-		}
-		w |= (v&0x7f | 0x80) << (8 * n)
-		v >>= 7
-	}
-	return 0, 0
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unicode"
 
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/internal/spec"
 )
 
@@ -152,7 +153,7 @@ func Register(d *Desc) error {
 	// The recorder's metadata builder assigns the same ids: it adds the
 	// types in this order first.
 	d.ID = spec.UserID(len(reg))
-	d.IDVarint, d.IDLen = varintWord(uint64(d.ID))
+	d.IDVarint, d.IDLen = leb128.Word(uint64(d.ID))
 	reg = append(reg, d)
 	version.Add(1)
 	h := onRegister.Load()

@@ -2,12 +2,12 @@ package emit
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"runtime"
 	"unsafe"
 
 	"github.com/flightrec/flightrec/internal/batch"
 	"github.com/flightrec/flightrec/internal/clock"
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/internal/pin"
 	"github.com/flightrec/flightrec/internal/stack"
 )
@@ -118,14 +118,14 @@ func Record(h *Header, extra int) (w Writer, ok bool) {
 	// whole word, whose bytes past the varint fall in the record's or the
 	// buffer's free part (batch.Slack): the id's and the goroutine's
 	// varints are made once (the goroutine's when the buffer notes it),
-	// the time's spread. Written a byte a turn, each turn waiting on the
+	// the time's by leb128.Word. Written a byte a turn, each turn waiting on the
 	// last, they took 12 instructions an event more, and more time.
 	put64(w.out, i, d.IDVarint)
 	i += d.IDLen
 	// start and duration come from SetTime or SetTimes too, and may be
 	// negative (a time before the process started): the 9-byte form.
-	if uint64(start) < 1<<56 {
-		x, n := spread(uint64(start))
+	if uint64(start) <= leb128.WordMax {
+		x, n := leb128.Word(uint64(start))
 		put64(w.out, i, x)
 		i += n
 	} else {
@@ -287,35 +287,4 @@ func putVarint(out unsafe.Pointer, i int, v uint64) int {
 // put64 stores x at out+i, little-endian, whatever the alignment.
 func put64(out unsafe.Pointer, i int, x uint64) {
 	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(unsafe.Add(out, i)), 8), x)
-}
-
-// spread returns the varint of v < 2^56 as a word to store little-endian,
-// and its length: the 7-bit groups spread with shifts and masks, the
-// continuation bits set on all but the last byte. Record stores a whole
-// word, whose bytes past the varint fall in the buffer's free part
-// (batch.Slack): some 25 instructions, none waiting on another's
-// turn, in place of putVarint's 11 a byte.
-func spread(v uint64) (uint64, int) {
-	// A zero bit after each 7: 28-bit halves into 32-bit lanes, 14-bit
-	// quarters into 16-bit lanes, then 7-bit groups into bytes.
-	x := v&0xfffffff | v<<4&0xfffffff00000000
-	x = x&0x00003fff00003fff | x<<2&0x3fff00003fff0000
-	x = x&0x007f007f007f007f | x<<1&0x7f007f007f007f00
-	l := bits.Len64(v)
-	return x | continued[l], int(varintLen[l])
-}
-
-// varintLen is the length of the varint of a value of l bits, up to 56,
-// continued its continuation bits (on every byte but its last).
-var (
-	varintLen [65]uint8
-	continued [65]uint64
-)
-
-func init() {
-	for l := range varintLen {
-		n := max(1, min((l+6)/7, 8))
-		varintLen[l] = uint8(n)
-		continued[l] = 0x8080808080808080 >> (72 - 8*n)
-	}
 }

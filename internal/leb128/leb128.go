@@ -1,6 +1,9 @@
 package leb128
 
-import "errors"
+import (
+	"errors"
+	"math/bits"
+)
 
 // MaxLen is the longest encoding of a 64-bit value.
 const MaxLen = 9
@@ -49,6 +52,39 @@ func Len(v uint64) int {
 		n++
 	}
 	return n
+}
+
+// WordMax is the largest value Word takes: 8 bytes of 7 bits.
+const WordMax = 1<<56 - 1
+
+// Word returns the minimal encoding of v <= WordMax as a word to store
+// little-endian, and its length. The 7-bit groups are spread with three
+// shift-and-mask steps that do not wait on one another, and the
+// continuation bits set from a table: the recorder's emit path stores the
+// word whole rather than a byte a turn (a chain of dependent turns).
+func Word(v uint64) (uint64, int) {
+	// A zero bit after each 7: 28-bit halves into 32-bit lanes, 14-bit
+	// quarters into 16-bit lanes, then 7-bit groups into bytes.
+	x := v&0xfffffff | v<<4&0xfffffff00000000
+	x = x&0x00003fff00003fff | x<<2&0x3fff00003fff0000
+	x = x&0x007f007f007f007f | x<<1&0x7f007f007f007f00
+	l := bits.Len64(v)
+	return x | wordContinued[l], int(wordLen[l])
+}
+
+// wordLen is the length of the encoding of a value of l bits, up to 56,
+// wordContinued its continuation bits (on every byte but the last).
+var (
+	wordLen       [65]uint8
+	wordContinued [65]uint64
+)
+
+func init() {
+	for l := range wordLen {
+		n := max(1, min((l+6)/7, 8))
+		wordLen[l] = uint8(n)
+		wordContinued[l] = 0x8080808080808080 >> (72 - 8*n)
+	}
 }
 
 // AppendUvarint appends the minimal encoding of v to dst.

@@ -1,6 +1,8 @@
 package leb128
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"testing"
 )
@@ -22,6 +24,14 @@ func TestRoundTrip(t *testing.T) {
 
 		if _, n := Uvarint(b[:len(b)-1]); n != 0 {
 			t.Errorf("truncated encoding of %#x decoded with n=%d", v, n)
+		}
+		if v <= WordMax {
+			// Word: the same bytes, the rest of the word zero.
+			x, n := Word(v)
+			w := binary.LittleEndian.AppendUint64(nil, x)
+			if n != len(b) || !bytes.Equal(w[:n], b) || !bytes.Equal(w[n:], make([]byte, 8-n)) {
+				t.Errorf("Word(%#x) = % x (%d bytes), want % x", v, w, n, b)
+			}
 		}
 	}
 	if l := Len(math.MaxUint64); l != 9 {
