@@ -142,7 +142,7 @@ func (s *Stats) JSON(r Reports) StatsJSON {
 		for _, name := range s.traceTagNames() {
 			ts := s.traceTags[name]
 			out.Traces = append(out.Traces, TraceTagJSON{
-				Tag: name, Traces: ts.n, Messages: ts.msgs.rangeScaled(1), MessageTags: ts.combos,
+				Tag: name, Traces: ts.n, Messages: ts.msgs.rangeScaled(1), MessageTags: ts.comboCounts(),
 				Nodes: ts.nodes.rangeScaled(1), Threads: ts.threads.rangeScaled(1),
 				ProcessingUs: ts.processing.rangeScaled(1e3), WallDeltaMs: ts.wall.rangeScaled(1), Duration: ts.duration.json(),
 			})

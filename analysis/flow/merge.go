@@ -127,11 +127,7 @@ type Merger struct {
 	trace    spilled[int32] // open trace per message, -1 none (pass 2)
 	opts     Options
 	rank     []int
-	// Trace.order's scratch, reused from trace to trace: the copy of the
-	// events, the nodes' queues, the messages' sends.
-	scratch []Event
-	queues  [][]Event
-	sends   []sendState
+	order    orderScratch // Trace.order's memory
 }
 
 // NodeName returns the name of an event's node.

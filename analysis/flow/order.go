@@ -30,6 +30,11 @@ func isReceipt(k flowspec.Kind) bool {
 // received a message before, by its own clock, it sent it; or two
 // messages share an ID) the earliest head goes anyway and the trace
 // counts an inconsistency.
+//
+// The events are copied once and sorted as small keys (orderKey) rather
+// than as events: the sort moved every event a few times. Each send and
+// receipt knows its message's slot in the table of sent messages, so
+// that a receipt's wait is one look-up, not a search of the messages.
 func (t *Trace) order() {
 	m := t.m
 	evs := t.Events
@@ -37,89 +42,113 @@ func (t *Trace) order() {
 		return
 	}
 	rank := m.nodeRank()
+	o := &m.order
+	src := append(o.events[:0], evs...)
+	o.events = src[:0]
 	// One sort by (node, monotonic clock, span, position) makes each node's
-	// queue a run of the slice.
-	src := append(m.scratch[:0], evs...)
-	defer func() { m.scratch = src[:0] }()
-	slices.SortFunc(src, func(a, b Event) int {
+	// queue a run of the keys. The keys compare as the events did, so
+	// the sort places them as it placed the events, ties included.
+	keys := o.keys[:0]
+	for i := range src {
+		e := &src[i]
+		keys = append(keys, orderKey{nano: e.Nano, span: e.Span, seq: e.Seq, rank: int32(rank[e.Node]), idx: int32(i)})
+	}
+	o.keys = keys[:0]
+	slices.SortFunc(keys, func(a, b orderKey) int {
 		switch {
-		case a.Node != b.Node:
-			return rank[a.Node] - rank[b.Node]
-		case a.Nano != b.Nano:
-			return cmp.Compare(a.Nano, b.Nano)
-		case a.Span != b.Span:
-			return cmp.Compare(int64(a.Span), int64(b.Span))
+		case a.rank != b.rank:
+			return int(a.rank - b.rank)
+		case a.nano != b.nano:
+			return cmp.Compare(a.nano, b.nano)
+		case a.span != b.span:
+			return cmp.Compare(int64(a.span), int64(b.span))
 		}
-		return cmp.Compare(int64(a.Seq), int64(b.Seq))
+		return cmp.Compare(int64(a.seq), int64(b.seq))
 	})
-	queues := m.queues[:0]
-	defer func() { clear(queues); m.queues = queues[:0] }()
-	for i := 0; i < len(src); {
+	queues := o.queues[:0]
+	for i := 0; i < len(keys); {
 		j := i + 1
-		for j < len(src) && src[j].Node == src[i].Node {
+		for j < len(keys) && keys[j].rank == keys[i].rank {
 			j++
 		}
-		queues = append(queues, src[i:j])
+		queues = append(queues, keys[i:j])
 		i = j
 	}
-	sends := m.sends[:0]
-	defer func() { m.sends = sends[:0] }()
-	find := func(msg int32) int {
-		for i := range sends {
-			if sends[i].msg == msg {
-				return i
+	defer func() { clear(queues); o.queues = queues[:0] }()
+	// The messages sent in the trace, and each send's and receipt's slot
+	// among them (-1: none).
+	o.sendSlots.reset()
+	slot := slices.Grow(o.slot[:0], len(src))[:len(src)]
+	o.slot = slot
+	for i := range src {
+		slot[i] = -1
+		if e := &src[i]; isSend(e.Kind) && e.Msg >= 0 {
+			j, _ := o.sendSlots.slot(e.Msg)
+			slot[i] = int32(j)
+		}
+	}
+	if o.sendSlots.len() > 0 {
+		for i := range src {
+			if e := &src[i]; isReceipt(e.Kind) && e.Msg >= 0 {
+				slot[i] = int32(o.sendSlots.find(e.Msg))
 			}
 		}
-		return -1
 	}
-	for i := range src {
-		if e := &src[i]; isSend(e.Kind) && e.Msg >= 0 && find(e.Msg) < 0 {
-			sends = append(sends, sendState{msg: e.Msg})
-		}
-	}
-	blocked := func(e *Event) bool {
-		if !isReceipt(e.Kind) || e.Msg < 0 {
-			return false
-		}
-		i := find(e.Msg)
-		return i >= 0 && !sends[i].sent
-	}
+	sent := slices.Grow(o.sent[:0], o.sendSlots.len())[:o.sendSlots.len()]
+	clear(sent)
+	o.sent = sent
 	out := evs[:0]
 	for len(out) < len(src) {
 		best, bestAny := -1, -1
-		for i, q := range queues {
+		var bestWall, bestAnyWall int64
+		for qi, q := range queues {
 			if len(q) == 0 {
 				continue
 			}
-			if bestAny < 0 || q[0].Wall < queues[bestAny][0].Wall {
-				bestAny = i
+			i := q[0].idx
+			e := &src[i]
+			if bestAny < 0 || e.Wall < bestAnyWall {
+				bestAny, bestAnyWall = qi, e.Wall
 			}
-			if blocked(&q[0]) {
-				continue
+			if isReceipt(e.Kind) && slot[i] >= 0 && !sent[slot[i]] {
+				continue // waits for its send
 			}
-			if best < 0 || q[0].Wall < queues[best][0].Wall {
-				best = i
+			if best < 0 || e.Wall < bestWall {
+				best, bestWall = qi, e.Wall
 			}
 		}
 		if best < 0 {
 			best = bestAny
 			t.Inconsistencies++
 		}
-		e := queues[best][0]
+		i := queues[best][0].idx
 		queues[best] = queues[best][1:]
+		e := &src[i]
 		if isSend(e.Kind) && e.Msg >= 0 {
-			sends[find(e.Msg)].sent = true
+			sent[slot[i]] = true
 		}
-		out = append(out, e)
+		out = append(out, *e)
 	}
 	t.Events = out
 }
 
-// sendState tracks, per message with a transmission in a trace, whether
-// one has been placed. Traces hold few messages: a slice beats a map.
-type sendState struct {
-	msg  int32
-	sent bool
+// orderScratch is Trace.order's memory, reused from trace to trace: the
+// copy of the events, their keys, the nodes' queues (runs of the keys),
+// the sent messages and each event's slot among them.
+type orderScratch struct {
+	events    []Event
+	keys      []orderKey
+	queues    [][]orderKey
+	sendSlots smallMap[int32, struct{}]
+	slot      []int32
+	sent      []bool
+}
+
+// orderKey is what the order sorts an event by, and the event's index.
+type orderKey struct {
+	nano      int64
+	span, seq uint32
+	rank, idx int32
 }
 
 // nodeRank returns each node's position in name order.

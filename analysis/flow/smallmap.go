@@ -1,9 +1,9 @@
 package flow
 
-// smallMap maps the few keys of one trace (its spans, threads, nodes) to
-// values: a linear scan of a slice while it holds few keys, which beats
-// hashing struct keys, and an index map beyond. It is reused from trace
-// to trace; keys keep their insertion order.
+// smallMap maps the few keys of one trace (its spans, messages, a
+// message's tags) to values: a linear scan of a slice while it holds few
+// keys, which beats hashing struct keys, and an index map beyond. It is
+// reused from trace to trace; keys keep their insertion order.
 type smallMap[K comparable, V any] struct {
 	keys  []K
 	vals  []V
@@ -37,11 +37,11 @@ func (s *smallMap[K, V]) find(k K) int {
 	return -1
 }
 
-// at returns a pointer to k's value, adding the zero value if k is new;
-// the pointer is valid until the next add.
-func (s *smallMap[K, V]) at(k K) (v *V, added bool) {
+// slot returns the index of k's value, adding the zero value if k is
+// new; the map's keys and values keep that index until reset.
+func (s *smallMap[K, V]) slot(k K) (i int, added bool) {
 	if i := s.find(k); i >= 0 {
-		return &s.vals[i], false
+		return i, false
 	}
 	var zero V
 	s.keys = append(s.keys, k)
@@ -55,33 +55,14 @@ func (s *smallMap[K, V]) at(k K) (v *V, added bool) {
 			s.index[key] = i
 		}
 	}
-	return &s.vals[n-1], true
+	return n - 1, true
 }
 
-// get returns k's value, or the zero value.
-func (s *smallMap[K, V]) get(k K) V {
-	if i := s.find(k); i >= 0 {
-		return s.vals[i]
-	}
-	var zero V
-	return zero
+// at returns a pointer to k's value, adding the zero value if k is new;
+// the pointer is valid until the next add.
+func (s *smallMap[K, V]) at(k K) (v *V, added bool) {
+	i, added := s.slot(k)
+	return &s.vals[i], added
 }
 
 func (s *smallMap[K, V]) len() int { return len(s.keys) }
-
-// appendTo appends e to k's slice. A key new to the map takes the memory
-// of the slice an earlier trace left at its index, so that the per-trace
-// lists (a node's receptions, a span's tags) do not allocate per trace.
-func appendTo[K comparable, E any](s *smallMap[K, []E], k K, e E) {
-	i := s.find(k)
-	if i < 0 {
-		i = len(s.vals)
-		var spare []E
-		if i < cap(s.vals) {
-			spare = s.vals[:i+1][i][:0]
-		}
-		v, _ := s.at(k)
-		*v = spare
-	}
-	s.vals[i] = append(s.vals[i], e)
-}

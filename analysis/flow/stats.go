@@ -37,6 +37,7 @@ type Stats struct {
 
 	lastTag   string // the tag s.tag found last, and its figures
 	lastStats *tagStats
+	lastTrace *traceTagStats // the trace tag found last
 	svc       byNumber[dist] // services by node number
 
 	scratch statsScratch
@@ -87,37 +88,10 @@ func (s *Stats) handle(ts *tagStats, m *Merger, b uint16) *dist {
 	return getByNumber(&ts.handleOf, m, len(m.Nodes), int(b), ts.handle, func() string { return m.Nodes[b] })
 }
 
-// statsScratch holds Add's per-trace tables, reused from trace to trace:
-// a merge of ten million messages would otherwise make a dozen small maps
-// per trace.
-type statsScratch struct {
-	incoming smallMap[spanKey, *Event]
-	msgTags  smallMap[spanKey, []string]
-	byNode   smallMap[uint16, []reception]
-	tagSet   smallMap[string, struct{}]
-	spans    smallMap[SpanRef, serviceSpan]
-	handling smallMap[int32, []spanKey]
-	spanTags smallMap[spanKey, []string]
-	nodes    smallMap[uint16, struct{}]
-	segments smallMap[threadKey, segment]
-	sorted   []*Event
-	matched  []bool
-	nodeList []uint16
-	tags     []string
-	lat      []latencySample
-}
-
 // latencySample is one message copy's one-way latency from a node.
 type latencySample struct {
 	from uint16
 	ns   int64
-}
-
-// segment is the part of a thread's work in a trace up to its
-// WorkComplete (or its last event).
-type segment struct {
-	start, last int64
-	open        bool
 }
 
 // reception is one copy of a message that arrived at a node.
@@ -127,8 +101,7 @@ type reception struct {
 	discard bool
 }
 
-// serviceSpan is the monotonic extent of a span that received a message.
-type serviceSpan struct{ first, last int64 }
+func (r reception) node() uint16 { return r.ev.Node }
 
 // threadKey is one node's thread.
 type threadKey struct {
@@ -170,14 +143,31 @@ type RouteCounts struct {
 }
 
 type traceTagStats struct {
+	name       string
 	n          int
 	msgs       acc
-	combos     map[string]int
+	combos     map[string]*comboCount // messages by tag combination
+	lastCombo  *comboCount            // the combination counted last
 	nodes      acc
 	threads    acc
 	processing acc // ns
 	wall       acc // ms
 	duration   dist
+}
+
+// comboCount counts the messages of one tag combination.
+type comboCount struct {
+	name string
+	n    int
+}
+
+// comboCounts returns the messages per tag combination.
+func (ts *traceTagStats) comboCounts() map[string]int {
+	out := make(map[string]int, len(ts.combos))
+	for k, c := range ts.combos {
+		out[k] = c.n
+	}
+	return out
 }
 
 // acc keeps count, sum, min and max.
@@ -210,34 +200,41 @@ type spanKey struct {
 	span uint32
 }
 
-// Add accumulates one trace.
+// Add accumulates one trace. One pass over its events (statsScratch.index)
+// finds what every statistic needs; each message's own events are then
+// at hand.
 func (s *Stats) Add(t *Trace) {
-	s.addMessages(t)
+	sc := &s.scratch
+	sc.index(t)
+	ts := s.traceTagOf(sc.traceTag())
+	s.addMessages(t, ts)
 	s.addServices(t)
-	s.addTrace(t)
+	s.addTrace(t, ts)
 	s.addLocks(t)
-	s.addInterceptors(t)
+	s.addInterceptors(t, ts.name)
 }
 
-func (s *Stats) addMessages(t *Trace) {
-	evs := t.Events
-	// Per span: its Incoming, its message tags.
-	sc := &s.scratch
-	sc.incoming.reset()
-	sc.msgTags.reset()
-	incoming, msgTags := &sc.incoming, &sc.msgTags
-	for i := range evs {
-		e := &evs[i]
-		k := spanKey{e.Node, e.Span}
-		switch e.Kind {
-		case flowspec.Received:
-			if in, _ := incoming.at(k); *in == nil {
-				*in = e
-			}
-		case flowspec.MessageTag:
-			appendTo(msgTags, k, e.Text)
-		}
+// traceTagOf returns the figures of a trace tag; the tag found last is
+// kept, as most traces share their tag with the one before.
+func (s *Stats) traceTagOf(tag string) *traceTagStats {
+	if s.lastTrace != nil && tag == s.lastTrace.name {
+		return s.lastTrace
 	}
+	ts := s.traceTags[tag]
+	if ts == nil {
+		ts = &traceTagStats{name: tag, combos: make(map[string]*comboCount)}
+		s.traceTags[tag] = ts
+	}
+	s.lastTrace = ts
+	return ts
+}
+
+// addMessages adds the trace's messages: their routes, latencies and
+// incoming-to-handle times per message tag, and the trace tag's tag
+// combinations.
+func (s *Stats) addMessages(t *Trace, ts *traceTagStats) {
+	evs := t.Events
+	sc := &s.scratch
 	s.missing = t.m.MissingNodes
 	involvesMissing := false
 	if len(s.missing) > 0 {
@@ -248,37 +245,43 @@ func (s *Stats) addMessages(t *Trace) {
 			}
 		}
 	}
-	var sends []*Event
 	for _, k := range t.Messages {
-		sends = sends[:0]
-		sc.byNode.reset()
+		sends, recs := sc.sends[:0], sc.recs[:0]
 		sc.tagSet.reset()
-		byNode, tagSet := &sc.byNode, &sc.tagSet
-		for i := range evs {
-			e := &evs[i]
-			if e.Msg != k {
-				continue
-			}
-			sk := spanKey{e.Node, e.Span}
-			switch e.Kind {
-			case flowspec.SendStarted, flowspec.NonCausalSend:
-				sends = append(sends, e)
-			case flowspec.HandleStart:
-				r := reception{ev: e, handle: e}
-				if in := incoming.get(sk); in != nil {
-					r.ev = in
+		combo := sc.combo[:0]
+		if mi := sc.msgIndex.find(k); mi >= 0 {
+			for _, i := range sc.messageEvents(mi) {
+				e := &evs[i]
+				sp := &sc.spans[sc.spanOf[i]]
+				switch e.Kind {
+				case flowspec.SendStarted, flowspec.NonCausalSend:
+					sends = append(sends, e)
+					continue
+				case flowspec.HandleStart:
+					r := reception{ev: e, handle: e}
+					if sp.incoming >= 0 {
+						r.ev = &evs[sp.incoming]
+					}
+					recs = append(recs, r)
+					// The message's tag combination: the message tags of
+					// the spans that handle it.
+					for _, tg := range sp.tags {
+						if !slices.Contains(combo, tg) {
+							combo = append(combo, tg)
+						}
+					}
+				case flowspec.Discard:
+					recs = append(recs, reception{ev: e, discard: true})
+				default:
+					continue
 				}
-				appendTo(byNode, e.Node, r)
-				for _, tg := range msgTags.get(sk) {
-					tagSet.at(tg)
-				}
-			case flowspec.Discard:
-				appendTo(byNode, e.Node, reception{ev: e, discard: true})
-				for _, tg := range msgTags.get(sk) {
-					tagSet.at(tg)
+				for _, tg := range sp.tags {
+					sc.tagSet.at(tg)
 				}
 			}
 		}
+		sc.sends, sc.recs, sc.combo = sends, recs, combo
+		s.countCombo(ts, combo)
 		if len(sends) == 0 {
 			if n, ok := compactNode([]byte(t.MessageID(k))); ok && slices.Contains(s.missing, n) {
 				s.fromMissing++
@@ -286,111 +289,158 @@ func (s *Stats) addMessages(t *Trace) {
 				s.notSent++
 			}
 		}
-		if byNode.len() == 0 {
+		if len(recs) == 0 {
 			if involvesMissing {
 				s.toMissing++
 			} else {
 				s.notReceived++
 			}
 		}
-		if len(sends) == 0 || byNode.len() == 0 {
+		if len(sends) == 0 || len(recs) == 0 {
 			continue
 		}
-		tags := append(sc.tags[:0], tagSet.keys...)
+		tags := append(sc.tags[:0], sc.tagSet.keys...)
 		if len(tags) == 0 {
 			tags = append(tags, "-no-tag-")
 		}
 		sc.tags = tags
-		// The route starts at the first transmission's node.
-		first := sends[0]
-		for _, e := range sends {
-			if e.Wall < first.Wall {
-				first = e
+		// The route starts at the first transmission's node: the first of
+		// the transmissions by time (the first of those at one time).
+		sorted := sends
+		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmp.Compare(a.Wall, b.Wall) })
+		first := sorted[0]
+		// The copies by receiving node, each node's by time.
+		slices.SortStableFunc(recs, func(a, b reception) int {
+			if a.node() != b.node() {
+				return cmp.Compare(a.node(), b.node())
+			}
+			return cmp.Compare(a.ev.Wall, b.ev.Wall)
+		})
+		for len(recs) > 0 {
+			n := recs[0].node()
+			j := 1
+			for j < len(recs) && recs[j].node() == n {
+				j++
+			}
+			s.addRoute(t, sc, tags, first, sorted, n, recs[:j])
+			recs = recs[j:]
+		}
+	}
+}
+
+// addRoute adds the copies of a message that arrived at node n (recs, by
+// time) to the figures of each of its tags; sorted are the message's
+// transmissions by time, first the route's start.
+func (s *Stats) addRoute(t *Trace, sc *statsScratch, tags []string, first *Event, sorted []*Event, n uint16, recs []reception) {
+	var rc RouteCounts
+	// Match every copy that arrived to the latest transmission not
+	// matched yet that precedes it (corrected wall time); a copy
+	// that arrives before every transmission (clock residue) takes
+	// the first. Unmatched copies are network duplicates;
+	// unmatched transmissions before the last matched one are
+	// lost; those after it were not addressed to this node (a
+	// retransmission to another receiver).
+	matched := sc.matched[:0]
+	matched = append(matched, make([]bool, len(sorted))...)
+	sc.matched = matched
+	lastMatched := -1
+	lat := sc.lat[:0]
+	firstHandled := true
+	for _, r := range recs {
+		j := -1
+		for i := len(sorted) - 1; i >= 0; i-- {
+			if !matched[i] && sorted[i].Wall <= r.ev.Wall {
+				j = i
+				break
 			}
 		}
-		sorted := append(sc.sorted[:0], sends...)
-		sc.sorted = sorted
-		slices.SortStableFunc(sorted, func(a, b *Event) int { return cmp.Compare(a.Wall, b.Wall) })
-		nodes := append(sc.nodeList[:0], byNode.keys...)
-		sc.nodeList = nodes
-		slices.Sort(nodes)
-		for _, n := range nodes {
-			recs := byNode.get(n)
-			slices.SortStableFunc(recs, func(a, b reception) int { return cmp.Compare(a.ev.Wall, b.ev.Wall) })
-			var rc RouteCounts
-			// Match every copy that arrived to the latest transmission not
-			// matched yet that precedes it (corrected wall time); a copy
-			// that arrives before every transmission (clock residue) takes
-			// the first. Unmatched copies are network duplicates;
-			// unmatched transmissions before the last matched one are
-			// lost; those after it were not addressed to this node (a
-			// retransmission to another receiver).
-			matched := sc.matched[:0]
-			matched = append(matched, make([]bool, len(sorted))...)
-			sc.matched = matched
-			lastMatched := -1
-			lat := sc.lat[:0]
-			firstHandled := true
-			for _, r := range recs {
-				j := -1
-				for i := len(sorted) - 1; i >= 0; i-- {
-					if !matched[i] && sorted[i].Wall <= r.ev.Wall {
-						j = i
-						break
-					}
-				}
-				if j < 0 && sorted[0].Wall > r.ev.Wall && !matched[0] {
-					j = 0
-				}
-				switch {
-				case j < 0:
-					rc.Duplicate++
-					continue
-				case r.discard:
-					rc.Discarded++
-				case firstHandled:
-					rc.Unique++
-					firstHandled = false
-				default:
-					rc.Ignored++
-				}
-				matched[j] = true
-				lastMatched = max(lastMatched, j)
-				if sorted[j].Node != n {
-					// One way, between corrected wall clocks.
-					lat = append(lat, latencySample{sorted[j].Node, r.ev.Wall - sorted[j].Wall})
-				} else {
-					// A node's delivery to itself: one monotonic clock.
-					lat = append(lat, latencySample{n, r.ev.Nano - sorted[j].Nano})
-				}
-			}
-			sc.lat = lat
-			for i := 0; i < lastMatched; i++ {
-				if !matched[i] {
-					rc.Lost++
-				}
-			}
-			rc.Total = rc.Unique + rc.Discarded + rc.Ignored + rc.Lost + rc.Duplicate
-			for _, tg := range tags {
-				ts := s.tag(tg)
-				r := s.route(ts, t.m, first.Node, n)
-				r.Unique += rc.Unique
-				r.Total += rc.Total
-				r.Discarded += rc.Discarded
-				r.Ignored += rc.Ignored
-				r.Lost += rc.Lost
-				r.Duplicate += rc.Duplicate
-				for _, l := range lat {
-					s.latency(ts, t.m, l.from, n).add(l.ns)
-				}
-				for _, rec := range recs {
-					if rec.handle != nil && rec.ev != rec.handle {
-						s.handle(ts, t.m, n).add(rec.handle.Nano - rec.ev.Nano)
-					}
-				}
+		if j < 0 && sorted[0].Wall > r.ev.Wall && !matched[0] {
+			j = 0
+		}
+		switch {
+		case j < 0:
+			rc.Duplicate++
+			continue
+		case r.discard:
+			rc.Discarded++
+		case firstHandled:
+			rc.Unique++
+			firstHandled = false
+		default:
+			rc.Ignored++
+		}
+		matched[j] = true
+		lastMatched = max(lastMatched, j)
+		if sorted[j].Node != n {
+			// One way, between corrected wall clocks.
+			lat = append(lat, latencySample{sorted[j].Node, r.ev.Wall - sorted[j].Wall})
+		} else {
+			// A node's delivery to itself: one monotonic clock.
+			lat = append(lat, latencySample{n, r.ev.Nano - sorted[j].Nano})
+		}
+	}
+	sc.lat = lat
+	for i := 0; i < lastMatched; i++ {
+		if !matched[i] {
+			rc.Lost++
+		}
+	}
+	rc.Total = rc.Unique + rc.Discarded + rc.Ignored + rc.Lost + rc.Duplicate
+	for _, tg := range tags {
+		ts := s.tag(tg)
+		r := s.route(ts, t.m, first.Node, n)
+		r.Unique += rc.Unique
+		r.Total += rc.Total
+		r.Discarded += rc.Discarded
+		r.Ignored += rc.Ignored
+		r.Lost += rc.Lost
+		r.Duplicate += rc.Duplicate
+		for _, l := range lat {
+			s.latency(ts, t.m, l.from, n).add(l.ns)
+		}
+		for _, rec := range recs {
+			if rec.handle != nil && rec.ev != rec.handle {
+				s.handle(ts, t.m, n).add(rec.handle.Nano - rec.ev.Nano)
 			}
 		}
 	}
+}
+
+// countCombo counts a message's tag combination (its distinct tags,
+// sorted, joined with ","; none is "-no-tag-") under its trace's tag. The
+// combination counted last is kept, and a text of several tags is put
+// together in a buffer and looked up without a copy: only a combination
+// new to the trace tag costs an allocation.
+func (s *Stats) countCombo(ts *traceTagStats, tags []string) {
+	var key []byte
+	switch len(tags) {
+	case 0:
+		key = append(s.scratch.comboBuf[:0], "-no-tag-"...)
+	case 1:
+		key = append(s.scratch.comboBuf[:0], tags[0]...)
+		if len(key) == 0 {
+			key = append(key, "-no-tag-"...)
+		}
+	default:
+		slices.Sort(tags)
+		key = s.scratch.comboBuf[:0]
+		for i, tg := range tags {
+			if i > 0 {
+				key = append(key, ',')
+			}
+			key = append(key, tg...)
+		}
+	}
+	s.scratch.comboBuf = key
+	c := ts.lastCombo
+	if c == nil || string(key) != c.name {
+		if c = ts.combos[string(key)]; c == nil {
+			c = &comboCount{name: string(key)}
+			ts.combos[c.name] = c
+		}
+		ts.lastCombo = c
+	}
+	c.n++
 }
 
 func (s *Stats) tag(name string) *tagStats {
@@ -408,29 +458,14 @@ func (s *Stats) tag(name string) *tagStats {
 
 // addServices adds the handling time of every span that received a
 // message: from its receipt to its last event, on the node's monotonic
-// clock.
+// clock (a span counts from the first receipt of a causal span).
 func (s *Stats) addServices(t *Trace) {
-	spans := &s.scratch.spans
-	spans.reset()
-	for i := range t.Events {
-		e := &t.Events[i]
-		ref := SpanRef{e.Node, e.Span}
-		i := spans.find(ref)
-		if i < 0 {
-			if !isReceipt(e.Kind) || e.Ordinal == 0 {
-				continue // the span did not start with a receipt
-			}
-			sp, _ := spans.at(ref)
-			*sp = serviceSpan{first: e.Nano, last: e.Nano}
-			continue
-		}
-		sp := &spans.vals[i]
-		sp.first, sp.last = min(sp.first, e.Nano), max(sp.last, e.Nano)
-	}
+	sc := &s.scratch
 	m := t.m
-	for i, ref := range spans.keys {
-		d := getByNumber(&s.svc, m, len(m.Nodes), int(ref.Node), s.services, func() string { return m.Nodes[ref.Node] })
-		d.add(spans.vals[i].last - spans.vals[i].first)
+	for _, si := range sc.serving {
+		sp := &sc.spans[si]
+		d := getByNumber(&s.svc, m, len(m.Nodes), int(sp.node), s.services, func() string { return m.Nodes[sp.node] })
+		d.add(sp.last - sp.first)
 	}
 }
 
@@ -444,88 +479,24 @@ func TraceTag(t *Trace) string {
 			tags = append(tags, e.Text)
 		}
 	}
-	if len(tags) == 0 {
-		return "-no-tag-"
-	}
-	slices.Sort(tags)
-	return strings.Join(tags, "+")
+	return joinTraceTags(tags)
 }
 
-func (s *Stats) addTrace(t *Trace) {
-	tag := TraceTag(t)
-	ts := s.traceTags[tag]
-	if ts == nil {
-		ts = &traceTagStats{combos: make(map[string]int)}
-		s.traceTags[tag] = ts
-	}
+// addTrace adds the trace to its trace tag's figures (the messages' tag
+// combinations are counted by addMessages).
+func (s *Stats) addTrace(t *Trace, ts *traceTagStats) {
+	sc := &s.scratch
 	ts.n++
 	ts.msgs.add(float64(len(t.Messages)))
-	// Tag combination of each message: the message tags of the spans that
-	// handle it.
-	sc := &s.scratch
-	sc.handling.reset()
-	sc.spanTags.reset()
-	sc.nodes.reset()
-	handling, spanTags, nodes := &sc.handling, &sc.spanTags, &sc.nodes
-	for i := range t.Events {
-		e := &t.Events[i]
-		nodes.at(e.Node)
-		sk := spanKey{e.Node, e.Span}
-		switch e.Kind {
-		case flowspec.HandleStart:
-			if e.Msg >= 0 {
-				appendTo(handling, e.Msg, sk)
-			}
-		case flowspec.MessageTag:
-			appendTo(spanTags, sk, e.Text)
-		}
-	}
-	for _, k := range t.Messages {
-		var tags []string
-		for _, sk := range handling.get(k) {
-			for _, tg := range spanTags.get(sk) {
-				if !slices.Contains(tags, tg) {
-					tags = append(tags, tg)
-				}
-			}
-		}
-		slices.Sort(tags)
-		combo := strings.Join(tags, ",")
-		if combo == "" {
-			combo = "-no-tag-"
-		}
-		ts.combos[combo]++
-	}
-	ts.nodes.add(float64(nodes.len()))
+	ts.nodes.add(float64(sc.nodes))
 	// A "thread" is a segment of one node's thread ending with
 	// TPComplete (or the thread's last event in the trace); processing is
 	// the sum of the segments' lengths.
-	threads := &sc.segments
-	threads.reset()
-	segments, processing := 0, int64(0)
-	for i := range t.Events {
-		e := &t.Events[i]
-		seg, _ := threads.at(threadKey{e.Node, e.Thread})
-		if !seg.open {
-			seg.start, seg.open = e.Nano, true
-			segments++
-		}
-		seg.last = e.Nano
-		if e.Kind == flowspec.WorkComplete {
-			processing += e.Nano - seg.start
-			seg.open = false
-		}
-	}
-	for _, seg := range threads.vals {
-		if seg.open {
-			processing += seg.last - seg.start
-		}
-	}
-	ts.threads.add(float64(segments))
-	ts.processing.add(float64(processing))
+	ts.threads.add(float64(sc.segments))
+	ts.processing.add(float64(sc.processed))
 	if n := len(t.Events); n > 0 {
 		ts.wall.add(float64(msOf(t.Events[n-1].Wall) - msOf(t.Events[0].Wall)))
-		ts.duration.add(t.Duration())
+		ts.duration.add(sc.hi - sc.lo)
 	}
 }
 
@@ -544,11 +515,8 @@ func (s *Stats) addLocks(t *Trace) {
 	})
 	heldSince := make(map[lk]int64)
 	finished := 0
-	for i := range t.Events {
+	for _, i := range s.scratch.checks {
 		e := &t.Events[i]
-		if e.Kind != flowspec.Checkpoint {
-			continue
-		}
 		tk := th{e.Node, e.Thread}
 		switch {
 		case strings.HasPrefix(e.Text, "LOCK "):
@@ -602,8 +570,10 @@ func (s *Stats) addLocks(t *Trace) {
 // stack during it, so an interceptor's record is its own time: the part
 // before it calls the next one (which the reference lost) plus the part
 // after that returns.
-func (s *Stats) addInterceptors(t *Trace) {
-	tag := TraceTag(t)
+func (s *Stats) addInterceptors(t *Trace, tag string) {
+	if len(s.scratch.checks) == 0 {
+		return
+	}
 	if tag == "-no-tag-" {
 		tag = "NO_TAG"
 	}
@@ -620,9 +590,9 @@ func (s *Stats) addInterceptors(t *Trace) {
 		last  int64
 	}
 	states := make(map[ck]*state)
-	for i := range t.Events {
+	for _, i := range s.scratch.checks {
 		e := &t.Events[i]
-		if e.Kind != flowspec.Checkpoint || !strings.HasPrefix(e.Text, "INT ") {
+		if !strings.HasPrefix(e.Text, "INT ") {
 			continue
 		}
 		body := e.Text[4:]
@@ -876,7 +846,7 @@ func (s *Stats) writeTraces(b *strings.Builder) {
 		}
 		slices.Sort(combos)
 		for _, c := range combos {
-			fmt.Fprintf(b, "\t%1.2fx: %s\n", float64(ts.combos[c])/float64(ts.n), c)
+			fmt.Fprintf(b, "\t%1.2fx: %s\n", float64(ts.combos[c].n)/float64(ts.n), c)
 		}
 		fmt.Fprintf(b, "\tavg %.2f nodes, avg %.2f threads (%d - %d)\n", ts.nodes.avg(), ts.threads.avg(), int(ts.threads.min), int(ts.threads.max))
 		fmt.Fprintf(b, "\tProcessing took avg %.2f us (%.2f - %.2f)\n", ts.processing.avg()/1e3, ts.processing.min/1e3, ts.processing.max/1e3)

@@ -31,12 +31,18 @@ type traceOut struct {
 	// counted by run, added to the Merger at close
 	traces, incomplete int
 	inconsistencies    int64
-	ids                []keyText // sortMessages' scratch
+	ids                []keyText    // sortMessages' scratch
+	compact            []keyCompact // sortMessages' scratch
 }
 
 type keyText struct {
 	key  int32
 	text string
+}
+
+type keyCompact struct {
+	key int32
+	id  uint64
 }
 
 const (
@@ -97,25 +103,27 @@ func (o *traceOut) finish(t *Trace) {
 
 // sortMessages sorts message keys by their IDs (compareIDs). Compact IDs
 // "node:counter" compare as the pair of numbers, without their text;
-// compareIDs orders them so.
+// compareIDs orders them so. Each key's ID is read once, not at every
+// comparison.
 func (o *traceOut) sortMessages(keys []int32) {
 	if len(keys) < 2 {
 		return
 	}
 	ids := o.m.ids
-	compact := true
+	compact := o.compact[:0]
 	for _, k := range keys {
-		if _, ok := ids.compact(uint32(k)); !ok {
-			compact = false
+		id, ok := ids.compact(uint32(k))
+		if !ok {
 			break
 		}
+		compact = append(compact, keyCompact{k, id})
 	}
-	if compact {
-		slices.SortFunc(keys, func(a, b int32) int {
-			x, _ := ids.compact(uint32(a))
-			y, _ := ids.compact(uint32(b))
-			return cmp.Compare(x, y)
-		})
+	o.compact = compact[:0]
+	if len(compact) == len(keys) {
+		slices.SortFunc(compact, func(a, b keyCompact) int { return cmp.Compare(a.id, b.id) })
+		for i := range compact {
+			keys[i] = compact[i].key
+		}
 		return
 	}
 	texts := o.ids[:0]
