@@ -31,10 +31,11 @@ func isReceipt(k flowspec.Kind) bool {
 // messages share an ID) the earliest head goes anyway and the trace
 // counts an inconsistency.
 //
-// The events are copied once and sorted as small keys (orderKey) rather
-// than as events: the sort moved every event a few times. Each send and
-// receipt knows its message's slot in the table of sent messages, so
-// that a receipt's wait is one look-up, not a search of the messages.
+// The events are copied once and put in the nodes' queues as small keys
+// (orderKey), not sorted as events: a sort of all the events moved each a
+// few times. Each send and receipt knows its message's slot in the table
+// of sent messages, so that a receipt's wait is one look-up, not a search
+// of the messages.
 func (t *Trace) order() {
 	m := t.m
 	evs := t.Events
@@ -45,34 +46,53 @@ func (t *Trace) order() {
 	o := &m.order
 	src := append(o.events[:0], evs...)
 	o.events = src[:0]
-	// One sort by (node, monotonic clock, span, position) makes each node's
-	// queue a run of the keys. The keys compare as the events did, so
-	// the sort places them as it placed the events, ties included.
-	keys := o.keys[:0]
+	// Each node's queue is a run of the keys, sorted by (monotonic clock,
+	// span, position), the runs in the nodes' rank order. The runs are
+	// made by counting the nodes' events; pass 2 hands the events over
+	// span by span, so a node's come in order as a rule and its run is
+	// only checked. Events that tie on all three (only a damaged input
+	// repeats a span's position) keep the order they came in.
+	count := o.count
+	if len(count) < len(rank) {
+		count = make([]int32, len(rank))
+		o.count = count
+	}
+	ranks := o.ranks[:0]
+	for i := range src {
+		r := rank[src[i].Node]
+		if count[r] == 0 {
+			ranks = append(ranks, int32(r))
+		}
+		count[r]++
+	}
+	slices.Sort(ranks)
+	o.ranks = ranks[:0]
+	start := int32(0)
+	for _, r := range ranks {
+		n := count[r]
+		count[r] = start
+		start += n
+	}
+	keys := slices.Grow(o.keys[:0], len(src))[:len(src)]
+	o.keys = keys[:0]
 	for i := range src {
 		e := &src[i]
-		keys = append(keys, orderKey{nano: e.Nano, span: e.Span, seq: e.Seq, rank: int32(rank[e.Node]), idx: int32(i)})
+		r := rank[e.Node]
+		keys[count[r]] = orderKey{nano: e.Nano, span: e.Span, seq: e.Seq, idx: int32(i)}
+		count[r]++
 	}
-	o.keys = keys[:0]
-	slices.SortFunc(keys, func(a, b orderKey) int {
-		switch {
-		case a.rank != b.rank:
-			return int(a.rank - b.rank)
-		case a.nano != b.nano:
-			return cmp.Compare(a.nano, b.nano)
-		case a.span != b.span:
-			return cmp.Compare(int64(a.span), int64(b.span))
-		}
-		return cmp.Compare(int64(a.seq), int64(b.seq))
-	})
 	queues := o.queues[:0]
-	for i := 0; i < len(keys); {
-		j := i + 1
-		for j < len(keys) && keys[j].rank == keys[i].rank {
-			j++
+	start = 0
+	for _, r := range ranks {
+		q := keys[start:count[r]]
+		start, count[r] = count[r], 0
+		for i := 1; i < len(q); i++ {
+			if compareOrderKeys(q[i-1], q[i]) > 0 {
+				slices.SortStableFunc(q, compareOrderKeys)
+				break
+			}
 		}
-		queues = append(queues, keys[i:j])
-		i = j
+		queues = append(queues, q)
 	}
 	defer func() { clear(queues); o.queues = queues[:0] }()
 	// The messages sent in the trace, and each send's and receipt's slot
@@ -134,9 +154,12 @@ func (t *Trace) order() {
 
 // orderScratch is Trace.order's memory, reused from trace to trace: the
 // copy of the events, their keys, the nodes' queues (runs of the keys),
-// the sent messages and each event's slot among them.
+// the sent messages and each event's slot among them; count and ranks
+// are the nodes' events by rank and the ranks present.
 type orderScratch struct {
 	events    []Event
+	count     []int32
+	ranks     []int32
 	keys      []orderKey
 	queues    [][]orderKey
 	sendSlots smallMap[int32, struct{}]
@@ -144,11 +167,22 @@ type orderScratch struct {
 	sent      []bool
 }
 
-// orderKey is what the order sorts an event by, and the event's index.
+// orderKey is what the order sorts a node's events by, and the event's
+// index.
 type orderKey struct {
 	nano      int64
 	span, seq uint32
-	rank, idx int32
+	idx       int32
+}
+
+func compareOrderKeys(a, b orderKey) int {
+	switch {
+	case a.nano != b.nano:
+		return cmp.Compare(a.nano, b.nano)
+	case a.span != b.span:
+		return cmp.Compare(a.span, b.span)
+	}
+	return cmp.Compare(a.seq, b.seq)
 }
 
 // nodeRank returns each node's position in name order.

@@ -206,7 +206,7 @@ type spanKey struct {
 func (s *Stats) Add(t *Trace) {
 	sc := &s.scratch
 	sc.index(t)
-	ts := s.traceTagOf(sc.traceTag())
+	ts := s.traceTagOf(sc.traceTags)
 	s.addMessages(t, ts)
 	s.addServices(t)
 	s.addTrace(t, ts)
@@ -214,16 +214,33 @@ func (s *Stats) Add(t *Trace) {
 	s.addInterceptors(t, ts.name)
 }
 
-// traceTagOf returns the figures of a trace tag; the tag found last is
-// kept, as most traces share their tag with the one before.
-func (s *Stats) traceTagOf(tag string) *traceTagStats {
-	if s.lastTrace != nil && tag == s.lastTrace.name {
+// traceTagOf returns the figures of the trace tag of a trace's distinct
+// trace tags (TraceTag). The tag found last is kept, as most traces share
+// their tag with the one before, and the tag is put together in a buffer:
+// only a tag new to the statistics costs an allocation.
+func (s *Stats) traceTagOf(tags []string) *traceTagStats {
+	var tag []byte
+	switch len(tags) {
+	case 0:
+		tag = append(s.scratch.tagBuf[:0], "-no-tag-"...)
+	default:
+		slices.Sort(tags)
+		tag = s.scratch.tagBuf[:0]
+		for i, tg := range tags {
+			if i > 0 {
+				tag = append(tag, '+')
+			}
+			tag = append(tag, tg...)
+		}
+	}
+	s.scratch.tagBuf = tag
+	if s.lastTrace != nil && string(tag) == s.lastTrace.name {
 		return s.lastTrace
 	}
-	ts := s.traceTags[tag]
+	ts := s.traceTags[string(tag)]
 	if ts == nil {
-		ts = &traceTagStats{name: tag, combos: make(map[string]*comboCount)}
-		s.traceTags[tag] = ts
+		ts = &traceTagStats{name: string(tag), combos: make(map[string]*comboCount)}
+		s.traceTags[ts.name] = ts
 	}
 	s.lastTrace = ts
 	return ts
@@ -479,7 +496,11 @@ func TraceTag(t *Trace) string {
 			tags = append(tags, e.Text)
 		}
 	}
-	return joinTraceTags(tags)
+	if len(tags) == 0 {
+		return "-no-tag-"
+	}
+	slices.Sort(tags)
+	return strings.Join(tags, "+")
 }
 
 // addTrace adds the trace to its trace tag's figures (the messages' tag

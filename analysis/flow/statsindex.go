@@ -2,7 +2,6 @@ package flow
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
@@ -49,6 +48,7 @@ type statsScratch struct {
 	matched  []bool
 	tags     []string
 	lat      []latencySample
+	tagBuf   []byte // the trace tag being looked up
 }
 
 // spanFacts is what the statistics need of one span of the trace.
@@ -219,21 +219,4 @@ func (sc *statsScratch) thread(e *Event) {
 // messageEvents returns the indices of message i's events, in order.
 func (sc *statsScratch) messageEvents(i int) []int32 {
 	return sc.byMsg[sc.msgStart[i]:sc.msgStart[i+1]]
-}
-
-// traceTag returns the trace's tag as TraceTag does, from the distinct
-// trace tags index found.
-func (sc *statsScratch) traceTag() string { return joinTraceTags(sc.traceTags) }
-
-// joinTraceTags sorts a trace's distinct trace tags and joins them with
-// "+"; no tag is "-no-tag-". One tag costs no allocation.
-func joinTraceTags(tags []string) string {
-	switch len(tags) {
-	case 0:
-		return "-no-tag-"
-	case 1:
-		return tags[0]
-	}
-	slices.Sort(tags)
-	return strings.Join(tags, "+")
 }
