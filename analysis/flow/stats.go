@@ -256,7 +256,7 @@ func (s *Stats) addMessages(t *Trace, ts *traceTagStats) {
 	involvesMissing := false
 	if len(s.missing) > 0 {
 		for _, k := range t.Messages {
-			if n, ok := compactNode([]byte(t.MessageID(k))); ok && slices.Contains(s.missing, n) {
+			if n, ok := missingNode(t, k, s.missing); ok && slices.Contains(s.missing, n) {
 				involvesMissing = true
 				break
 			}
@@ -300,7 +300,7 @@ func (s *Stats) addMessages(t *Trace, ts *traceTagStats) {
 		sc.sends, sc.recs, sc.combo = sends, recs, combo
 		s.countCombo(ts, combo)
 		if len(sends) == 0 {
-			if n, ok := compactNode([]byte(t.MessageID(k))); ok && slices.Contains(s.missing, n) {
+			if n, ok := missingNode(t, k, s.missing); ok && slices.Contains(s.missing, n) {
 				s.fromMissing++
 			} else {
 				s.notSent++
@@ -343,6 +343,16 @@ func (s *Stats) addMessages(t *Trace, ts *traceTagStats) {
 			recs = recs[j:]
 		}
 	}
+}
+
+// missingNode returns the node number of message k's compact ID, if
+// there are nodes without input (missing) to look for; else false, without
+// reading the ID's text.
+func missingNode(t *Trace, k int32, missing []uint16) (uint16, bool) {
+	if len(missing) == 0 {
+		return 0, false
+	}
+	return compactNode([]byte(t.MessageID(k)))
 }
 
 // addRoute adds the copies of a message that arrived at node n (recs, by

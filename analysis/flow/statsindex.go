@@ -19,8 +19,9 @@ type statsScratch struct {
 	spanIndex smallMap[spanKey, struct{}]
 	spans     []spanFacts
 	spanOf    []int32
-	// Message i of t.Messages has events byMsg[msgStart[i]:msgStart[i+1]]
-	// (indices into t.Events, in order); msgIndex numbers the keys.
+	// msgIndex numbers the trace's message keys (t.Messages); message i
+	// has the events byMsg[msgStart[i]:msgStart[i+1]] (indices into
+	// t.Events, in order); msgOf is each event's message, -1 for none.
 	msgIndex smallMap[int32, struct{}]
 	msgOf    []int32
 	msgStart []int32
