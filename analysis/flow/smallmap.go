@@ -8,17 +8,23 @@ type smallMap[K comparable, V any] struct {
 	keys  []K
 	vals  []V
 	index map[K]int // nil while len(keys) <= smallMapScan
+	spare map[K]int // an index emptied by reset, for the next trace
 }
 
 const smallMapScan = 16
 
-// reset empties the map, keeping its memory unless a large trace grew it.
+// reset empties the map, keeping its memory (its index map too: one per
+// large trace was an allocation per trace) unless a large trace grew it.
 func (s *smallMap[K, V]) reset() {
 	if cap(s.keys) > 1024 {
 		*s = smallMap[K, V]{}
 		return
 	}
-	s.keys, s.vals, s.index = s.keys[:0], s.vals[:0], nil
+	s.keys, s.vals = s.keys[:0], s.vals[:0]
+	if s.index != nil {
+		clear(s.index)
+		s.spare, s.index = s.index, nil
+	}
 }
 
 // find returns the index of k's value, or -1.
@@ -50,7 +56,10 @@ func (s *smallMap[K, V]) slot(k K) (i int, added bool) {
 	if s.index != nil {
 		s.index[k] = n - 1
 	} else if n > smallMapScan {
-		s.index = make(map[K]int, 2*n)
+		s.index, s.spare = s.spare, nil
+		if s.index == nil {
+			s.index = make(map[K]int, 2*n)
+		}
 		for i, key := range s.keys {
 			s.index[key] = i
 		}
