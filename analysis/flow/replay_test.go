@@ -34,33 +34,43 @@ func logMerger() *Merger {
 		refs: newSpilled[int32](nil, "refs"), sendWall: newSpilled[int64](nil, "sends"), sendNode: newSpilled[uint16](nil, "senders")}
 }
 
+// keyedSpans reads every span of src as pass 1 does and interns its IDs
+// in m; it returns copies of the spans, their keys (spanKeys), their
+// events' (eventMsgs) and src's final error.
+func keyedSpans(tb testing.TB, m *Merger, src source) (spans []rawSpan, keys [][]uint32, msgs [][]int32, err error) {
+	tb.Helper()
+	b := &spanBatch{}
+	ids := &spanIDs{find: m.internOK}
+	for {
+		n := len(b.spans)
+		if err := src.(batchSource).nextInto(b); err != nil {
+			return b.spans, keys, msgs, err
+		}
+		sp := &b.spans[n]
+		ids.reset()
+		k, _ := spanKeys(sp, nil, ids.key)
+		e, _ := eventMsgs(sp, nil, ids.key)
+		keys, msgs = append(keys, k), append(msgs, e)
+	}
+}
+
 // logSpans reads every span of src as pass 1 does, interns its IDs in m
 // and writes it to l with its keys; it returns copies of the spans and
 // src's final error.
 func logSpans(t *testing.T, m *Merger, src source, l *spanLog) ([]rawSpan, error) {
 	t.Helper()
 	logged := &loggingSource{source: src, log: l}
-	b := &spanBatch{}
-	ids := &spanIDs{find: m.internOK}
-	var keys []uint32
-	var msgs []int32
-	for {
-		n := len(b.spans)
-		if err := logged.nextInto(b); err != nil {
-			if err != logged.endErr {
-				t.Fatalf("loggingSource ended with %v, kept %v", err, logged.endErr)
-			}
-			if ferr := l.finish(); ferr != nil {
-				t.Fatal(ferr)
-			}
-			return b.spans, err
-		}
-		sp := &b.spans[n]
-		ids.reset()
-		keys, _ = spanKeys(sp, keys[:0], ids.key)
-		msgs, _ = eventMsgs(sp, msgs[:0], ids.key)
-		l.add(sp, keys, msgs)
+	spans, keys, msgs, err := keyedSpans(t, m, logged)
+	if err != logged.endErr {
+		t.Fatalf("loggingSource ended with %v, kept %v", err, logged.endErr)
 	}
+	for i := range spans {
+		l.add(&spans[i], keys[i], msgs[i])
+	}
+	if ferr := l.finish(); ferr != nil {
+		t.Fatal(ferr)
+	}
+	return spans, err
 }
 
 // replayAll replays a span log into merge spans.
@@ -298,4 +308,56 @@ func TestSpanLogDamaged(t *testing.T) {
 	if _, err := rs.read(&spanBatch{}, b); !errors.Is(err, errBadSpanLog) {
 		t.Errorf("a key past the table: %v, want %v", err, errBadSpanLog)
 	}
+}
+
+// BenchmarkSpanLogRoundTrip writes one node's spans (node 1 of the
+// generated cluster, -flow.requests requests; read and their IDs interned
+// before the timer starts) to a span log with their keys, as pass 1's
+// merge does, and replays them into merge spans in batches, as pass 2's
+// read-ahead does: the work between the passes. With GOMAXPROCS=1 its
+// time is that work's CPU.
+//
+//	GOMAXPROCS=1 go test ./analysis/flow -run '^$' -bench SpanLogRoundTrip -flow.requests 100000
+func BenchmarkSpanLogRoundTrip(b *testing.B) {
+	data, dir := genNodeRecording(b)
+	m := logMerger()
+	src := newJFRSource("n1.jfr", bytes.NewReader(data), io.NopCloser(nil), dir)
+	spans, keys, msgs, err := keyedSpans(b, m, src)
+	if !errors.Is(err, io.EOF) {
+		b.Fatal(err)
+	}
+	src.Close()
+	var events int64
+	batch := &spanBatch{}
+	b.ResetTimer()
+	for range b.N {
+		l, err := newSpanLog(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range spans {
+			l.add(&spans[i], keys[i], msgs[i])
+		}
+		if err := l.finish(); err != nil {
+			b.Fatal(err)
+		}
+		rs, err := newReplaySource(l, nil, m, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for err == nil {
+			batch.reset()
+			for batch.len() < readAheadSpans && err == nil {
+				err = rs.nextInto(batch)
+			}
+			for i := range batch.merged {
+				events += int64(batch.merged[i].nevents)
+			}
+		}
+		if !errors.Is(err, io.EOF) {
+			b.Fatal(err)
+		}
+		l.remove()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }
