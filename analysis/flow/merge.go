@@ -216,7 +216,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	// so that a message's send is mostly seen before its receipts and the
 	// receipts waiting for their send stay few.
 	type pass1Input struct {
-		src  source
+		src  *readAhead
 		sp   rawSpan
 		have bool
 		i    int
@@ -267,7 +267,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			return m, err
 		}
 		logs[i] = &loggingSource{source: src, log: log}
-		ins = append(ins, &pass1Input{src: newReadAhead(logs[i]), i: i})
+		ins = append(ins, &pass1Input{src: newLoggingReadAhead(logs[i]), i: i})
 	}
 	advance := func(in *pass1Input) {
 		err := in.src.next(&in.sp)
@@ -329,7 +329,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		// interned too, go to the span log with the span's: pass 2
 		// looks none up.
 		msgs, _ = eventMsgs(sp, msgs[:0], key)
-		logs[i].log.add(sp, keys, msgs)
+		in.src.noteKeys(keys, msgs)
 		if !sp.nonCausal {
 			for j := range sp.events {
 				e := &sp.events[j]

@@ -12,6 +12,7 @@ package flow
 type readAhead struct {
 	source // nil for a span log's replay (newReplayAhead)
 	fill   batchSource
+	log    *spanLog // pass 1: where the spans go with the keys noted
 	full   chan *spanBatch
 	empty  chan *spanBatch
 	stop   chan struct{}
@@ -29,6 +30,11 @@ type spanBatch struct {
 	bytes  []byte
 	events []rawEvent
 	outs   [][]byte
+	// The keys pass 1's merge noted for the spans (noteKeys), in order:
+	// each span's spanKeys up to its end in keyEnds, its events' in msgs.
+	logKeys []uint32
+	keyEnds []int
+	msgs    []int32
 	// Or, replayed for pass 2, the spans and their keys and events.
 	merged []mergeSpan
 	keys   []uint32
@@ -49,6 +55,16 @@ func newReadAhead(src source) *readAhead {
 		fill = &copySource{source: src}
 	}
 	return startReadAhead(src, fill)
+}
+
+// newLoggingReadAhead reads src's spans ahead for pass 1, whose merge
+// notes each span's keys (noteKeys) before it takes the next: the
+// goroutine writes the spans of a batch to src's log when the batch
+// comes back, so that the log's work stays off the merging goroutine.
+func newLoggingReadAhead(src *loggingSource) *readAhead {
+	r := newReadAhead(src)
+	r.log = src.log
+	return r
 }
 
 // newReplayAhead replays a span log ahead of pass 2's merge;
@@ -74,6 +90,7 @@ func (r *readAhead) run() {
 		case <-r.stop:
 			return
 		}
+		r.logBatch(b)
 		b.reset()
 		for b.len() < readAheadSpans && b.err == nil {
 			b.err = r.fill.nextInto(b)
@@ -112,7 +129,31 @@ func (c *copySource) nextInto(b *spanBatch) error {
 	return nil
 }
 
+// logBatch writes the spans of b whose keys were noted to the log, if
+// r has one.
+func (r *readAhead) logBatch(b *spanBatch) {
+	if r.log == nil {
+		return
+	}
+	k, e := 0, 0
+	for i, end := range b.keyEnds {
+		sp := &b.spans[i]
+		r.log.add(sp, b.logKeys[k:end], b.msgs[e:e+len(sp.events)])
+		k, e = end, e+len(sp.events)
+	}
+}
+
+// noteKeys notes the keys (spanKeys) and the events' message keys
+// (eventMsgs) of the span next returned last, for its span log.
+func (r *readAhead) noteKeys(keys []uint32, msgs []int32) {
+	b := r.cur
+	b.logKeys = append(b.logKeys, keys...)
+	b.keyEnds = append(b.keyEnds, len(b.logKeys))
+	b.msgs = append(b.msgs, msgs...)
+}
+
 func (b *spanBatch) reset() {
+	b.logKeys, b.keyEnds, b.msgs = b.logKeys[:0], b.keyEnds[:0], b.msgs[:0]
 	b.spans, b.bytes, b.events, b.outs, b.err = b.spans[:0], b.bytes[:0], b.events[:0], b.outs[:0], nil
 	b.merged, b.keys = b.merged[:0], b.keys[:0]
 	clear(b.evs) // their texts
@@ -174,6 +215,7 @@ func (r *readAhead) ready() error {
 	for r.cur == nil || r.i == r.cur.len() {
 		if r.cur != nil {
 			if r.cur.err != nil {
+				r.logRest()
 				return r.cur.err
 			}
 			r.empty <- r.cur
@@ -181,6 +223,27 @@ func (r *readAhead) ready() error {
 		r.cur, r.i = <-r.full, 0
 	}
 	return nil
+}
+
+// logRest writes what the goroutine, which has ended, left of the log:
+// the batches given back after it took its last (in the order given
+// back) and the last one.
+func (r *readAhead) logRest() {
+	if r.log == nil {
+		return
+	}
+	<-r.done
+	for {
+		select {
+		case b := <-r.empty:
+			r.logBatch(b)
+			b.reset()
+		default:
+			r.logBatch(r.cur)
+			r.cur.keyEnds = r.cur.keyEnds[:0] // logged once, however often next is called
+			return
+		}
+	}
 }
 
 // Close stops the goroutine, waits for it and closes the source.

@@ -54,23 +54,37 @@ func keyedSpans(tb testing.TB, m *Merger, src source) (spans []rawSpan, keys [][
 	}
 }
 
-// logSpans reads every span of src as pass 1 does, interns its IDs in m
-// and writes it to l with its keys; it returns copies of the spans and
-// src's final error.
+// logSpans reads every span of src as pass 1 does, through a read-ahead
+// that writes the span log as its batches come back, interns its IDs in
+// m and notes their keys; it returns copies of the spans and src's final
+// error, and closes src.
 func logSpans(t *testing.T, m *Merger, src source, l *spanLog) ([]rawSpan, error) {
 	t.Helper()
 	logged := &loggingSource{source: src, log: l}
-	spans, keys, msgs, err := keyedSpans(t, m, logged)
-	if err != logged.endErr {
-		t.Fatalf("loggingSource ended with %v, kept %v", err, logged.endErr)
+	r := newLoggingReadAhead(logged)
+	defer r.Close()
+	read := &spanBatch{}
+	ids := &spanIDs{find: m.internOK}
+	var sp rawSpan
+	var keys []uint32
+	var msgs []int32
+	for {
+		err := r.next(&sp)
+		if err != nil {
+			if err != logged.endErr {
+				t.Fatalf("loggingSource ended with %v, kept %v", err, logged.endErr)
+			}
+			if ferr := l.finish(); ferr != nil {
+				t.Fatal(ferr)
+			}
+			return read.spans, err
+		}
+		read.add(&sp)
+		ids.reset()
+		keys, _ = spanKeys(&sp, keys[:0], ids.key)
+		msgs, _ = eventMsgs(&sp, msgs[:0], ids.key)
+		r.noteKeys(keys, msgs)
 	}
-	for i := range spans {
-		l.add(&spans[i], keys[i], msgs[i])
-	}
-	if ferr := l.finish(); ferr != nil {
-		t.Fatal(ferr)
-	}
-	return spans, err
 }
 
 // replayAll replays a span log into merge spans.
@@ -141,9 +155,9 @@ func sameMerged(a, b *mergeSpan) bool {
 		a.nonCausal == b.nonCausal && a.truncated == b.truncated && a.unfinished == b.unfinished
 }
 
-// TestSpanLogReplay: the spans pass 2 replays from the span log, with the
-// message keys pass 1 found, are the spans pass 1 read as pass 2 merges
-// them, field for field (keys, events kept, their message keys, an ID
+// TestSpanLogReplay: the spans pass 2 replays from the span log, written
+// by pass 1's read-ahead as its batches come back with the message keys
+// pass 1's merge found, are the spans pass 1 read as pass 2 merges them, field for field (keys, events kept, their message keys, an ID
 // only an event names, flags, numbers, corrected times), with the same
 // end: io.EOF for a whole recording, the damage error for one cut short.
 func TestSpanLogReplay(t *testing.T) {
@@ -181,7 +195,6 @@ func TestSpanLogReplay(t *testing.T) {
 			defer l.remove()
 			m := logMerger()
 			read, endErr := logSpans(t, m, src, l)
-			src.Close()
 			want := wantMerged(t, m, read)
 			rs, err := newReplaySource(l, endErr, m, 0)
 			if err != nil {
@@ -276,7 +289,6 @@ func TestSpanLogDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.Close()
 	l, err := newSpanLog(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
