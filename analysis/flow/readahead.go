@@ -54,7 +54,7 @@ func newReadAhead(src source) *readAhead {
 	if !ok {
 		fill = &copySource{source: src}
 	}
-	return startReadAhead(src, fill)
+	return startReadAhead(src, fill, nil)
 }
 
 // newLoggingReadAhead reads src's spans ahead for pass 1, whose merge
@@ -62,17 +62,15 @@ func newReadAhead(src source) *readAhead {
 // goroutine writes the spans of a batch to src's log when the batch
 // comes back, so that the log's work stays off the merging goroutine.
 func newLoggingReadAhead(src *loggingSource) *readAhead {
-	r := newReadAhead(src)
-	r.log = src.log
-	return r
+	return startReadAhead(src, src, src.log)
 }
 
 // newReplayAhead replays a span log ahead of pass 2's merge;
 // nextMerged returns its spans.
-func newReplayAhead(rs *replaySource) *readAhead { return startReadAhead(nil, rs) }
+func newReplayAhead(rs *replaySource) *readAhead { return startReadAhead(nil, rs, nil) }
 
-func startReadAhead(src source, fill batchSource) *readAhead {
-	r := &readAhead{source: src, fill: fill, full: make(chan *spanBatch, readAheadBatches), empty: make(chan *spanBatch, readAheadBatches),
+func startReadAhead(src source, fill batchSource, log *spanLog) *readAhead {
+	r := &readAhead{source: src, fill: fill, log: log, full: make(chan *spanBatch, readAheadBatches), empty: make(chan *spanBatch, readAheadBatches),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	for range readAheadBatches {
 		r.empty <- &spanBatch{}
