@@ -72,11 +72,12 @@
 // span is popped into the batch's bytes and its events decoded there,
 // not copied again for the merge. A recording's flow records are
 // decoded by the reader itself from their layouts in the chunk's
-// metadata, without jfr.Values (jfrfields.go); pass 2 decodes the span
-// logs in place from blocks, and its inputs' goroutines convert
-// the spans for the merge too (spanConverter: message keys looked up in
-// the ID table, which only pass 1 adds to, events built with corrected
-// times), so that the merging goroutine only joins spans into traces.
+// metadata, without jfr.Values (jfrfields.go). Pass 1's merging
+// goroutine writes the span logs with the message keys it found, and
+// pass 2's inputs' goroutines replay them from blocks straight into the
+// spans the merge joins (replaySource: keys as logged, events built with
+// corrected times), so that pass 2 looks no ID up and its merging
+// goroutine only joins spans into traces.
 // The traces pass 2 releases are ordered and handed to fn (the
 // statistics) on another goroutine (traceout.go), so the merging pass
 // uses two cores too; their events and messages are allocated in

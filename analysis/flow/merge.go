@@ -207,11 +207,12 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	}
 	var pending paged[receipt] // receipts read before their send
 	var keys []uint32
+	var msgs []int32
 	// Pass 1 reads the inputs time-aligned too (by their raw wall clocks),
 	// so that a message's send is mostly seen before its receipts and the
 	// receipts waiting for their send stay few.
 	type pass1Input struct {
-		src  source
+		src  *readAhead
 		sp   rawSpan
 		have bool
 		i    int
@@ -262,7 +263,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			return m, err
 		}
 		logs[i] = &loggingSource{source: src, log: log}
-		ins = append(ins, &pass1Input{src: newReadAhead(logs[i]), i: i})
+		ins = append(ins, &pass1Input{src: newLoggingReadAhead(logs[i]), i: i})
 	}
 	advance := func(in *pass1Input) {
 		err := in.src.next(&in.sp)
@@ -320,25 +321,23 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
 		}
-		// Pass 2 looks every ID up on its inputs' goroutines, where the
-		// table cannot grow: the IDs only events name are interned now.
-		for j := range sp.events {
-			if e := &sp.events[j]; e.msg != nil && (!sp.nonCausal || e.kind == flowspec.NonCausalSend) {
-				key(e.msg)
-			}
-		}
+		// The keys of the events' messages, those only events name
+		// interned too, go to the span log with the span's: pass 2
+		// looks none up.
+		msgs, _ = eventMsgs(sp, msgs[:0], key)
+		in.src.noteKeys(keys, msgs)
 		if !sp.nonCausal {
 			for j := range sp.events {
 				e := &sp.events[j]
 				if e.kind == flowspec.SendStarted && e.msg != nil {
-					k, _ := key(e.msg)
+					k := msgs[j]
 					if (*m.sendWall.at(int(k))) == noDelay || e.wall < (*m.sendWall.at(int(k))) {
 						(*m.sendWall.at(int(k))), (*m.sendNode.at(int(k))) = e.wall, uint16(i)
 					}
 				}
 			}
 			if sp.in != nil {
-				k, _ := key(sp.in)
+				k := keys[0] // spanKeys' first: the incoming ID's
 				if w, ok := receiptWall(sp); ok {
 					if s := (*m.sendWall.at(int(k))); s != noDelay {
 						// Later sends of the same ID cannot be earlier by
@@ -684,13 +683,11 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		if err := l.log.finish(); err != nil {
 			return err
 		}
-		src, err := newReplaySource(l.log, l.endErr)
+		src, err := newReplaySource(l.log, l.endErr, m, uint16(i))
 		if err != nil {
 			return err
 		}
-		conv := &spanConverter{m: m, node: uint16(i), clockAt: -1, texts: make(map[string]string), ids: spanIDs{find: m.ids.Lookup}}
-		conv.key = conv.ids.key
-		ins = append(ins, &pass2Input{src: newConvertingReadAhead(src, conv), reported: l.endErr})
+		ins = append(ins, &pass2Input{src: newReplayAhead(src), reported: l.endErr})
 	}
 	defer func() {
 		for _, in := range ins {

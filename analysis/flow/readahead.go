@@ -1,11 +1,5 @@
 package flow
 
-import (
-	"errors"
-
-	"github.com/flightrec/flightrec/internal/flowspec"
-)
-
 // readAhead reads a source on a goroutine of its own, a few batches of
 // spans ahead of the merge, so that decoding the inputs (most of a
 // merge's work) runs on every core instead of on the merge's one.
@@ -16,15 +10,16 @@ import (
 // the merge only once next has returned an error: the goroutine has then
 // handed over its last batch and no longer touches the source.
 type readAhead struct {
-	source
-	conv  *spanConverter // pass 2: the spans go converted, as mergeSpans
-	full  chan *spanBatch
-	empty chan *spanBatch
-	stop  chan struct{}
-	done  chan struct{}
-	cur   *spanBatch
-	i     int
-	ended bool // Close was called
+	source // nil for a span log's replay (newReplayAhead)
+	fill   batchSource
+	log    *spanLog // pass 1: where the spans go with the keys noted
+	full   chan *spanBatch
+	empty  chan *spanBatch
+	stop   chan struct{}
+	done   chan struct{}
+	cur    *spanBatch
+	i      int
+	ended  bool // Close was called
 }
 
 // spanBatch holds copies of consecutive spans. Their slices point into
@@ -35,7 +30,12 @@ type spanBatch struct {
 	bytes  []byte
 	events []rawEvent
 	outs   [][]byte
-	// Or, converted for pass 2, the spans and their keys and events.
+	// The keys pass 1's merge noted for the spans (noteKeys), in order:
+	// each span's spanKeys up to its end in keyEnds, its events' in msgs.
+	logKeys []uint32
+	keyEnds []int
+	msgs    []int32
+	// Or, replayed for pass 2, the spans and their keys and events.
 	merged []mergeSpan
 	keys   []uint32
 	evs    []Event
@@ -47,12 +47,30 @@ const (
 	readAheadBatches = 4   // batches per input: filled, being filled, in use
 )
 
-func newReadAhead(src source) *readAhead { return newConvertingReadAhead(src, nil) }
+// newReadAhead reads src's spans ahead; next returns them. A source
+// that is no batchSource is read span by span and copied.
+func newReadAhead(src source) *readAhead {
+	fill, ok := src.(batchSource)
+	if !ok {
+		fill = &copySource{source: src}
+	}
+	return startReadAhead(src, fill, nil)
+}
 
-// newConvertingReadAhead returns a readAhead whose spans conv converts
-// (nil for none); nextMerged returns them.
-func newConvertingReadAhead(src source, conv *spanConverter) *readAhead {
-	r := &readAhead{source: src, conv: conv, full: make(chan *spanBatch, readAheadBatches), empty: make(chan *spanBatch, readAheadBatches),
+// newLoggingReadAhead reads src's spans ahead for pass 1, whose merge
+// notes each span's keys (noteKeys) before it takes the next: the
+// goroutine writes the spans of a batch to src's log when the batch
+// comes back, so that the log's work stays off the merging goroutine.
+func newLoggingReadAhead(src *loggingSource) *readAhead {
+	return startReadAhead(src, src, src.log)
+}
+
+// newReplayAhead replays a span log ahead of pass 2's merge;
+// nextMerged returns its spans.
+func newReplayAhead(rs *replaySource) *readAhead { return startReadAhead(nil, rs, nil) }
+
+func startReadAhead(src source, fill batchSource, log *spanLog) *readAhead {
+	r := &readAhead{source: src, fill: fill, log: log, full: make(chan *spanBatch, readAheadBatches), empty: make(chan *spanBatch, readAheadBatches),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	for range readAheadBatches {
 		r.empty <- &spanBatch{}
@@ -63,22 +81,6 @@ func newConvertingReadAhead(src source, conv *spanConverter) *readAhead {
 
 func (r *readAhead) run() {
 	defer close(r.done)
-	// fill appends the next span to b: copied from the source's rawSpan
-	// (converted in pass 2), or by a batchSource itself.
-	var sp rawSpan
-	fill := func(b *spanBatch) error {
-		if err := r.source.next(&sp); err != nil {
-			return err
-		}
-		if r.conv != nil {
-			return r.conv.add(b, &sp)
-		}
-		b.add(&sp)
-		return nil
-	}
-	if bs, ok := r.source.(batchSource); ok && r.conv == nil {
-		fill = bs.nextInto
-	}
 	for {
 		var b *spanBatch
 		select {
@@ -86,9 +88,10 @@ func (r *readAhead) run() {
 		case <-r.stop:
 			return
 		}
+		r.logBatch(b)
 		b.reset()
 		for b.len() < readAheadSpans && b.err == nil {
-			b.err = fill(b)
+			b.err = r.fill.nextInto(b)
 		}
 		select {
 		case r.full <- b:
@@ -109,7 +112,46 @@ type batchSource interface {
 	nextInto(b *spanBatch) error
 }
 
+// copySource makes a source a batchSource: each span is read into sp and
+// copied into the batch.
+type copySource struct {
+	source
+	sp rawSpan
+}
+
+func (c *copySource) nextInto(b *spanBatch) error {
+	if err := c.source.next(&c.sp); err != nil {
+		return err
+	}
+	b.add(&c.sp)
+	return nil
+}
+
+// logBatch writes the spans of b whose keys were noted to the log, if
+// r has one.
+func (r *readAhead) logBatch(b *spanBatch) {
+	if r.log == nil {
+		return
+	}
+	k, e := 0, 0
+	for i, end := range b.keyEnds {
+		sp := &b.spans[i]
+		r.log.add(sp, b.logKeys[k:end], b.msgs[e:e+len(sp.events)])
+		k, e = end, e+len(sp.events)
+	}
+}
+
+// noteKeys notes the keys (spanKeys) and the events' message keys
+// (eventMsgs) of the span next returned last, for its span log.
+func (r *readAhead) noteKeys(keys []uint32, msgs []int32) {
+	b := r.cur
+	b.logKeys = append(b.logKeys, keys...)
+	b.keyEnds = append(b.keyEnds, len(b.logKeys))
+	b.msgs = append(b.msgs, msgs...)
+}
+
 func (b *spanBatch) reset() {
+	b.logKeys, b.keyEnds, b.msgs = b.logKeys[:0], b.keyEnds[:0], b.msgs[:0]
 	b.spans, b.bytes, b.events, b.outs, b.err = b.spans[:0], b.bytes[:0], b.events[:0], b.outs[:0], nil
 	b.merged, b.keys = b.merged[:0], b.keys[:0]
 	clear(b.evs) // their texts
@@ -171,6 +213,7 @@ func (r *readAhead) ready() error {
 	for r.cur == nil || r.i == r.cur.len() {
 		if r.cur != nil {
 			if r.cur.err != nil {
+				r.logRest()
 				return r.cur.err
 			}
 			r.empty <- r.cur
@@ -178,6 +221,27 @@ func (r *readAhead) ready() error {
 		r.cur, r.i = <-r.full, 0
 	}
 	return nil
+}
+
+// logRest writes what the goroutine, which has ended, left of the log:
+// the batches given back after it took its last (in the order given
+// back) and the last one.
+func (r *readAhead) logRest() {
+	if r.log == nil {
+		return
+	}
+	<-r.done
+	for {
+		select {
+		case b := <-r.empty:
+			r.logBatch(b)
+			b.reset()
+		default:
+			r.logBatch(r.cur)
+			r.cur.keyEnds = r.cur.keyEnds[:0] // logged once, however often next is called
+			return
+		}
+	}
 }
 
 // Close stops the goroutine, waits for it and closes the source.
@@ -188,13 +252,16 @@ func (r *readAhead) Close() error {
 	r.ended = true
 	close(r.stop)
 	<-r.done
+	if r.source == nil {
+		return nil
+	}
 	return r.source.Close()
 }
 
-// mergeSpan is a span as pass 2 merges it, converted on its input's
-// read-ahead goroutine (spanConverter), so that the merging goroutine
-// only joins and releases: its message keys, its events as the traces
-// hold them (a non-causal span's: only its retransmissions).
+// mergeSpan is a span as pass 2 merges it, replayed from its span log
+// on its input's read-ahead goroutine (replaySource), so that the merging
+// goroutine only joins and releases: its message keys, its events as the
+// traces hold them (a non-causal span's: only its retransmissions).
 type mergeSpan struct {
 	keys       []uint32 // spanKeys
 	events     []Event
@@ -203,88 +270,4 @@ type mergeSpan struct {
 	nonCausal  bool
 	truncated  bool
 	unfinished bool
-}
-
-// spanConverter converts an input's spans for pass 2. The merge reads
-// from many converters at once what they share: the ID table, which only
-// pass 1 adds to, and the clock model.
-type spanConverter struct {
-	m       *Merger
-	node    uint16
-	span    uint32 // spans converted: the next one's number
-	clockAt int    // the clock model's estimate used last (correctFrom)
-	texts   map[string]string
-	keys    []uint32                       // spanKeys' scratch
-	ids     spanIDs                        // the span's IDs' keys, found by the table's Lookup
-	key     func(id []byte) (uint32, bool) // ids.key, made once
-}
-
-var errNotInterned = errors.New("internal error: a message ID of pass 2 was not interned in pass 1")
-
-// add converts sp into b.
-func (c *spanConverter) add(b *spanBatch, sp *rawSpan) error {
-	c.span++
-	ms := mergeSpan{nonCausal: sp.nonCausal, truncated: sp.truncated, unfinished: sp.unfinished, nevents: len(sp.events)}
-	ms.endAt = c.m.correctFrom(c.node, sp.lastWall, &c.clockAt)
-	c.ids.reset()
-	keys, ok := spanKeys(sp, c.keys[:0], c.key)
-	if !ok {
-		return errNotInterned
-	}
-	c.keys = keys
-	start := len(b.keys)
-	b.keys = append(b.keys, keys...)
-	ms.keys = b.keys[start:len(b.keys):len(b.keys)]
-	start = len(b.evs)
-	// The reference tool shows the bytes read as the message the span
-	// handled (not one it discarded).
-	var inKey int32 = -1
-	if sp.in != nil && !sp.nonCausal {
-		for j := range sp.events {
-			if e := &sp.events[j]; e.kind == flowspec.HandleStart && string(e.msg) == string(sp.in) {
-				inKey = int32(ms.keys[0])
-				break
-			}
-		}
-	}
-	for j := range sp.events {
-		e := &sp.events[j]
-		if sp.nonCausal && (e.kind != flowspec.NonCausalSend || e.msg == nil) {
-			continue
-		}
-		k := int32(-1)
-		if e.msg != nil {
-			kk, ok := c.key(e.msg)
-			if !ok {
-				return errNotInterned
-			}
-			k = int32(kk)
-		} else if e.kind == flowspec.Received {
-			k = inKey
-		}
-		b.evs = append(b.evs, c.event(sp, e, k, uint32(j)))
-	}
-	ms.events = b.evs[start:len(b.evs):len(b.evs)]
-	b.merged = append(b.merged, ms)
-	return nil
-}
-
-// event converts a raw event of the span.
-func (c *spanConverter) event(sp *rawSpan, e *rawEvent, msg int32, seq uint32) Event {
-	ev := Event{
-		Nano: e.nano, Wall: c.m.correctFrom(c.node, e.wall, &c.clockAt), RawWall: e.wall,
-		Msg: msg, Thread: e.thread, Span: c.span, Ordinal: sp.ordinal, Seq: seq,
-		Node: c.node, Kind: e.kind, Unfinished: sp.unfinished,
-	}
-	if len(e.text) > 0 {
-		s, ok := c.texts[string(e.text)]
-		if !ok {
-			s = string(e.text)
-			if len(c.texts) < maxTexts {
-				c.texts[s] = s
-			}
-		}
-		ev.Text = s
-	}
-	return ev
 }

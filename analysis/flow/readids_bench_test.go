@@ -13,7 +13,8 @@ import (
 // (-flow.requests requests, its recording in memory) as pass 1 reads an
 // input, less the span log and the time-aligned merge: the recording
 // decoded into spans, whose message IDs (the span's and its events') are
-// interned in an ID table, and then looked up again as pass 2 does. It
+// interned in an ID table, and then looked up again (as pass 2 did before
+// the span logs carried the keys; it is the table's read path). It
 // runs on one goroutine, so its CPU time is the work of the path that
 // carries an ID from the record to its key (ids.go's wire form).
 //

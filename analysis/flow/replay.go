@@ -12,39 +12,46 @@ import (
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
 
-// Merge's first pass decodes every input once. The spans it reads are
-// written, as they are delivered, to a temporary file per input in a
-// compact binary form (a span log), and the second pass reads them back
-// from it: replaying a span costs a few varints per event instead of
-// decoding the recording's chunks, their constant pools and the span
-// assembly again, and pass 2 holds no recording reader's spans.
+// Merge's first pass decodes every input once. Its merging goroutine
+// writes each span it merged, with the message keys it found for it, to
+// a temporary file per input in a compact binary form (a span log), and
+// the second pass reads them back from it straight into the spans it
+// merges (mergeSpan): replaying a span costs a few varints per event
+// instead of decoding the recording's chunks, their constant pools and
+// the span assembly again, and finding no message ID in the ID table
+// (pass 1 found them all); pass 2 holds no recording reader's spans.
 //
 // A span in the log:
 //
 //	flags      byte: 1 non-causal, 2 truncated, 4 unfinished, 8 ordinal 0
 //	ordinal    varint, delta from the previous span's nonzero one; absent
 //	           if 0
-//	seq        varint, delta from the previous span's
 //	lastWall   varint, delta from the previous span's
-//	in         bytes (uvarint length+1, 0 for nil, then the bytes)
-//	outs       uvarint count, then bytes each
-//	events     uvarint count, then per event:
+//	keys       uvarint count, then per key a varint, delta from the
+//	           previous key of the log (spanKeys: the distinct keys of its
+//	           incoming and outgoing IDs, of only the outgoing ones for a
+//	           non-causal span)
+//	nevents    uvarint: the events the span had
+//	kept       uvarint, for a non-causal span only: the events pass 2
+//	           keeps (keptEvent), each led by the uvarint gap to its
+//	           position in the span (0 for the next); a causal span keeps
+//	           them all
+//	per event:
 //	  kind     byte
 //	  thread   uvarint
 //	  nano     varint, delta from the previous event's (of any span)
 //	  wall     varint: wall - nano, delta from the previous event's (a
 //	           recording's two clocks are one tick counter: mostly 0)
-//	  msg      uvarint: 0 for nil; 2j+1 for the j'th of in and outs
-//	           (0 in, 1 the first out...), the same bytes; 2(n+1) for n
-//	           bytes that follow
-//	  text     bytes
+//	  msg      uvarint: 0 for none; j+1 for the span's j'th key; else
+//	           the key + 1 + the number of the span's keys (an ID only
+//	           events name)
+//	  text     uvarint length, then the bytes
 //
 // The log is written and read back through the page cache, so its size
 // costs CPU twice. Most events name the span's incoming or outgoing
-// message, whose text is already in the span: they refer to it. The
-// deltas of numbers that mostly grow by one, and of wall - nano, are
-// mostly one byte. With both, a generated node's log is 31% smaller
-// (2.19 MB instead of 3.16, of a 3.95 MB recording).
+// message: they refer to its key. A key is some three bytes where a
+// compact ID was nine, and the deltas of numbers that mostly grow by one,
+// and of wall - nano, are mostly one byte.
 //
 // The file is unlinked as soon as it is created where the system allows
 // it (it lives while open and disappears with the process, even killed),
@@ -59,8 +66,8 @@ type spanLog struct {
 	nano     int64
 	skew     int64  // wall - nano of the last event
 	ordinal  uint32 // the last nonzero
-	seq      uint32
-	err      error // the first write error
+	key      uint32 // the last of a span's keys
+	err      error  // the first write error
 	unlinked bool
 }
 
@@ -76,34 +83,54 @@ func newSpanLog(dir string) (*spanLog, error) {
 	return l, nil
 }
 
-func appendLogBytes(b, p []byte) []byte {
-	if p == nil {
-		return append(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(p))+1)
-	return append(b, p...)
+// keptEvent tells whether pass 2 keeps an event of sp: a causal span's
+// events, a non-causal span's retransmissions (its sends of a message).
+func keptEvent(sp *rawSpan, e *rawEvent) bool {
+	return !sp.nonCausal || e.kind == flowspec.NonCausalSend && e.msg != nil
 }
 
-// appendEventMsg appends an event's message ID: a reference to the span's
-// incoming or outgoing ID of the same bytes, else the bytes.
-func appendEventMsg(b []byte, sp *rawSpan, p []byte) []byte {
-	switch {
-	case p == nil:
-		return append(b, 0)
-	case sp.in != nil && string(p) == string(sp.in):
-		return append(b, 1)
-	}
-	for j, o := range sp.out {
-		if string(p) == string(o) {
-			return binary.AppendUvarint(b, uint64(2*(j+1)+1))
+// eventMsgs appends the message key of each of sp's events as pass 2
+// gives it (Event.Msg), -1 for none and for the events it does not keep;
+// false if key finds an ID's key not. A causal span's receipt names no
+// message: it gets the incoming one if the span handled it (the
+// reference tool shows the bytes read as the message handled, not one
+// it discarded).
+func eventMsgs(sp *rawSpan, dst []int32, key func(id []byte) (uint32, bool)) ([]int32, bool) {
+	inKey := int32(-1)
+	if sp.in != nil && !sp.nonCausal {
+		for j := range sp.events {
+			if e := &sp.events[j]; e.kind == flowspec.HandleStart && string(e.msg) == string(sp.in) {
+				k, ok := key(sp.in)
+				if !ok {
+					return dst, false
+				}
+				inKey = int32(k)
+				break
+			}
 		}
 	}
-	b = binary.AppendUvarint(b, 2*(uint64(len(p))+1))
-	return append(b, p...)
+	for j := range sp.events {
+		e := &sp.events[j]
+		k := int32(-1)
+		switch {
+		case !keptEvent(sp, e):
+		case e.msg != nil:
+			kk, ok := key(e.msg)
+			if !ok {
+				return dst, false
+			}
+			k = int32(kk)
+		case e.kind == flowspec.Received:
+			k = inKey
+		}
+		dst = append(dst, k)
+	}
+	return dst, true
 }
 
-// add appends a span to the log.
-func (l *spanLog) add(sp *rawSpan) {
+// add appends a span to the log, with its keys (spanKeys) and its
+// events' (eventMsgs).
+func (l *spanLog) add(sp *rawSpan, keys []uint32, msgs []int32) {
 	if l.err != nil {
 		return
 	}
@@ -125,30 +152,60 @@ func (l *spanLog) add(sp *rawSpan) {
 		b = binary.AppendVarint(b, int64(sp.ordinal)-int64(l.ordinal))
 		l.ordinal = sp.ordinal
 	}
-	b = binary.AppendVarint(b, int64(sp.seq)-int64(l.seq))
-	l.seq = sp.seq
 	b = binary.AppendVarint(b, sp.lastWall-l.lastWall)
 	l.lastWall = sp.lastWall
-	b = appendLogBytes(b, sp.in)
-	b = binary.AppendUvarint(b, uint64(len(sp.out)))
-	for _, o := range sp.out {
-		b = appendLogBytes(b, o)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = binary.AppendVarint(b, int64(k)-int64(l.key))
+		l.key = k
 	}
 	b = binary.AppendUvarint(b, uint64(len(sp.events)))
-	for i := range sp.events {
-		e := &sp.events[i]
+	if sp.nonCausal {
+		kept := 0
+		for j := range sp.events {
+			if keptEvent(sp, &sp.events[j]) {
+				kept++
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(kept))
+	}
+	next := 0 // a non-causal span's next position
+	for j := range sp.events {
+		e := &sp.events[j]
+		if sp.nonCausal {
+			if !keptEvent(sp, e) {
+				continue
+			}
+			b = binary.AppendUvarint(b, uint64(j-next))
+			next = j + 1
+		}
 		b = append(b, byte(e.kind))
 		b = binary.AppendUvarint(b, uint64(e.thread))
 		b = binary.AppendVarint(b, e.nano-l.nano)
 		b = binary.AppendVarint(b, (e.wall-e.nano)-l.skew)
 		l.nano, l.skew = e.nano, e.wall-e.nano
-		b = appendEventMsg(b, sp, e.msg)
-		b = appendLogBytes(b, e.text)
+		b = binary.AppendUvarint(b, logMsg(keys, msgs[j]))
+		b = binary.AppendUvarint(b, uint64(len(e.text)))
+		b = append(b, e.text...)
 	}
 	l.buf = b
 	if _, err := l.w.Write(b); err != nil {
 		l.err = fmt.Errorf("temporary span log: %w", err)
 	}
+}
+
+// logMsg encodes an event's message key k (-1 for none) given the
+// span's keys.
+func logMsg(keys []uint32, k int32) uint64 {
+	if k < 0 {
+		return 0
+	}
+	for j, sk := range keys {
+		if sk == uint32(k) {
+			return uint64(j) + 1
+		}
+	}
+	return uint64(k) + 1 + uint64(len(keys))
 }
 
 // finish flushes the log; it is then ready to be replayed.
@@ -169,8 +226,8 @@ func (l *spanLog) remove() {
 	}
 }
 
-// loggingSource is a source whose spans are also written to a span log.
-// When the source ends, its final error is kept for the replay.
+// loggingSource is a source whose spans pass 1's merge writes to a span
+// log. When the source ends, its final error is kept for the replay.
 type loggingSource struct {
 	source
 	log    *spanLog
@@ -182,14 +239,12 @@ func (s *loggingSource) next(sp *rawSpan) error {
 	err := s.source.next(sp)
 	if err != nil {
 		s.endErr = err
-		return err
 	}
-	s.log.add(sp)
-	return nil
+	return err
 }
 
-// nextInto appends the next span to b and logs it; a recording's reader
-// appends it to b itself (batchSource), any other source is copied.
+// nextInto appends the next span to b; a recording's reader appends it to
+// b itself (batchSource), any other source is copied.
 func (s *loggingSource) nextInto(b *spanBatch) error {
 	var err error
 	if bs, ok := s.source.(batchSource); ok {
@@ -199,42 +254,52 @@ func (s *loggingSource) nextInto(b *spanBatch) error {
 	}
 	if err != nil {
 		s.endErr = err
-		return err
 	}
-	s.log.add(&b.spans[len(b.spans)-1])
-	return nil
+	return err
 }
 
-// replaySource reads a span log back. It ends with the error the logged
-// source ended with. It reads the file in blocks and decodes each span in
-// place (its slices point into the block): a span log is read back at
-// memory speed, not a buffered reader's call per byte.
+// replaySource reads a span log back into pass 2's merge spans
+// (nextInto appends them to a batch's merged). It ends with the error the
+// logged source ended with. It reads the file in blocks and decodes each
+// span from the block: a span log is read back at memory speed, not a
+// buffered reader's call per byte.
 type replaySource struct {
-	f        io.Reader
-	blk      []byte // blk[pos:] is read and not yet decoded
-	pos      int
-	eof      bool // f has no more bytes
-	endErr   error
+	f      io.Reader
+	blk    []byte // blk[pos:] is read and not yet decoded
+	pos    int
+	eof    bool // f has no more bytes
+	endErr error
+	// The running values, as the log's writer had them after the last
+	// span decoded.
 	lastWall int64
 	nano     int64
 	skew     int64  // wall - nano of the last event
 	ordinal  uint32 // the last nonzero
-	seq      uint32
-	offs     []int // pairs of offsets into blk: in, outs, then msg and text per event
+	key      uint32
+	span     uint32 // spans replayed: the next one's number is span+1
+	// What the spans' events are converted with: the merge's clock
+	// model, the input's node.
+	m       *Merger
+	node    uint16
+	clockAt int // the clock model's estimate used last (correctFrom)
+	texts   map[string]string
 }
 
 // replayBlock is how much of a span log is read at once; a longer span
 // grows the block.
 const replayBlock = 1 << 18
 
-func newReplaySource(l *spanLog, endErr error) (*replaySource, error) {
+// newReplaySource replays l for the merge of m, the input being node
+// number node.
+func newReplaySource(l *spanLog, endErr error, m *Merger, node uint16) (*replaySource, error) {
 	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("temporary span log: %w", err)
 	}
 	if endErr == nil {
 		endErr = io.EOF
 	}
-	return &replaySource{f: l.f, endErr: endErr, blk: make([]byte, 0, replayBlock)}, nil
+	return &replaySource{f: l.f, endErr: endErr, blk: make([]byte, 0, replayBlock),
+		m: m, node: node, clockAt: -1, texts: make(map[string]string)}, nil
 }
 
 var errBadSpanLog = errors.New("temporary span log is corrupt")
@@ -267,13 +332,15 @@ func (s *replaySource) fill() error {
 	return nil
 }
 
-func (s *replaySource) next(sp *rawSpan) error {
+// nextInto appends the next span to b.merged, its keys and events to
+// b.keys and b.evs.
+func (s *replaySource) nextInto(b *spanBatch) error {
 	for {
 		if s.pos == len(s.blk) && s.eof {
 			return s.endErr
 		}
 		if s.pos < len(s.blk) {
-			n, err := s.read(sp, s.blk[s.pos:])
+			n, err := s.read(b, s.blk[s.pos:])
 			if err == nil {
 				s.pos += n
 				return nil
@@ -327,6 +394,21 @@ func (d *spanDec) byte1() byte {
 	return c
 }
 
+// bytes returns the n bytes at d's position and skips them.
+func (d *spanDec) bytes(n uint64) []byte {
+	if n > maxSpanLogBytes {
+		d.fail(errBadSpanLog)
+		return nil
+	}
+	if n > uint64(len(d.b)-d.pos) {
+		d.fail(errNeedMore)
+		return nil
+	}
+	p := d.b[d.pos : d.pos+int(n)]
+	d.pos += int(n)
+	return p
+}
+
 func (d *spanDec) fail(err error) {
 	if d.err == nil {
 		d.err = err
@@ -334,131 +416,112 @@ func (d *spanDec) fail(err error) {
 	}
 }
 
-// bytes reads a length-prefixed byte string and records where it is
-// (start -1 for nil).
-func (s *replaySource) bytes(d *spanDec) {
-	n := d.uvarint()
-	if n == 0 || d.err != nil {
-		s.offs = append(s.offs, -1, -1)
-		return
+// read decodes the span that blk starts with into b and returns its
+// length, or errNeedMore if blk ends within it (b and the running values
+// are then as they were).
+func (s *replaySource) read(b *spanBatch, blk []byte) (int, error) {
+	d := spanDec{b: blk}
+	nkeys0, nevs0 := len(b.keys), len(b.evs)
+	n, err := s.decode(b, &d)
+	if err != nil {
+		b.keys = b.keys[:nkeys0]
+		clear(b.evs[nevs0:]) // their texts
+		b.evs = b.evs[:nevs0]
+		return 0, err
 	}
-	s.inline(d, n-1)
+	return n, nil
 }
 
-// inline records where the n bytes at d's position are and skips them.
-func (s *replaySource) inline(d *spanDec, n uint64) {
-	if n > maxSpanLogBytes {
-		d.fail(errBadSpanLog)
-		return
-	}
-	if n > uint64(len(d.b)-d.pos) {
-		d.fail(errNeedMore)
-		return
-	}
-	s.offs = append(s.offs, d.pos, d.pos+int(n))
-	d.pos += int(n)
-}
-
-// eventMsg reads an event's message ID (appendEventMsg) and records where
-// it is; the span's incoming and nout outgoing IDs are read.
-func (s *replaySource) eventMsg(d *spanDec, nout uint64) {
-	v := d.uvarint()
-	switch {
-	case d.err != nil:
-	case v == 0:
-		s.offs = append(s.offs, -1, -1)
-	case v&1 == 1:
-		j := v >> 1
-		if j > nout {
-			d.fail(errBadSpanLog)
-			return
-		}
-		s.offs = append(s.offs, s.offs[2*j], s.offs[2*j+1])
-	default:
-		s.inline(d, v>>1-1)
-	}
-}
-
-func slice(b []byte, offs []int, i int) []byte {
-	if offs[i] < 0 {
-		return nil
-	}
-	return b[offs[i]:offs[i+1]:offs[i+1]]
-}
-
-// read decodes the span that b starts with and returns its length, or
-// errNeedMore if b ends within it. The running times change only once the
-// span is whole.
-func (s *replaySource) read(sp *rawSpan, b []byte) (int, error) {
-	d := spanDec{b: b}
+func (s *replaySource) decode(b *spanBatch, d *spanDec) (int, error) {
 	flags := d.byte1()
-	sp.nonCausal, sp.truncated, sp.unfinished = flags&1 != 0, flags&2 != 0, flags&4 != 0
-	ord := s.ordinal
+	ms := mergeSpan{nonCausal: flags&1 != 0, truncated: flags&2 != 0, unfinished: flags&4 != 0}
+	var ordinal uint32
 	if flags&8 == 0 {
-		ord += uint32(d.varint())
+		ordinal = s.ordinal + uint32(d.varint())
 	}
-	seq := s.seq + uint32(d.varint())
-	dw := d.varint()
-	s.offs = s.offs[:0]
-	s.bytes(&d)
-	nout := d.uvarint()
-	if nout > 1<<20 {
+	lastWall := s.lastWall + d.varint()
+	nkeys := d.uvarint()
+	if nkeys > 1<<20 {
 		d.fail(errBadSpanLog)
 	}
-	for range nout {
-		if s.bytes(&d); d.err != nil {
-			break
+	start := len(b.keys)
+	key, nids := s.key, uint32(s.m.ids.Len())
+	for range nkeys {
+		if key += uint32(d.varint()); d.err != nil {
+			return 0, d.err
 		}
+		if key >= nids {
+			return 0, errBadSpanLog
+		}
+		b.keys = append(b.keys, key)
 	}
+	ms.keys = b.keys[start:len(b.keys):len(b.keys)]
 	nev := d.uvarint()
-	if nev > 1<<28 {
+	kept := nev
+	if ms.nonCausal {
+		kept = d.uvarint()
+	}
+	if nev > 1<<28 || kept > nev {
 		d.fail(errBadSpanLog)
 	}
 	if d.err != nil {
 		return 0, d.err
 	}
-	sp.events = sp.events[:0]
+	ms.nevents = int(nev)
+	span := s.span + 1
 	nano, skew := s.nano, s.skew
-	for range nev {
+	start = len(b.evs)
+	pos := uint64(0) // the next event's position in the span
+	for range kept {
+		if ms.nonCausal {
+			pos += d.uvarint()
+		}
 		k := d.byte1()
 		th := d.uvarint()
 		nano += d.varint()
 		skew += d.varint()
-		s.eventMsg(&d, nout)
-		s.bytes(&d)
-		if d.err != nil {
+		msg := d.uvarint()
+		text := d.bytes(d.uvarint())
+		switch {
+		case d.err != nil:
 			return 0, d.err
+		case pos >= nev:
+			return 0, errBadSpanLog
 		}
-		sp.events = append(sp.events, rawEvent{nano: nano, wall: nano + skew, thread: uint32(th), kind: flowspec.Kind(k)})
+		wall := nano + skew
+		ev := Event{
+			Nano: nano, Wall: s.m.correctFrom(s.node, wall, &s.clockAt), RawWall: wall,
+			Msg: -1, Thread: uint32(th), Span: span, Ordinal: ordinal, Seq: uint32(pos),
+			Node: s.node, Kind: flowspec.Kind(k), Unfinished: ms.unfinished,
+		}
+		switch {
+		case msg == 0:
+		case msg <= nkeys:
+			ev.Msg = int32(ms.keys[msg-1])
+		case msg-1-nkeys < uint64(nids):
+			ev.Msg = int32(msg - 1 - nkeys)
+		default:
+			return 0, errBadSpanLog
+		}
+		if len(text) > 0 {
+			t, ok := s.texts[string(text)]
+			if !ok {
+				t = string(text)
+				if len(s.texts) < maxTexts {
+					s.texts[t] = t
+				}
+			}
+			ev.Text = t
+		}
+		b.evs = append(b.evs, ev)
+		pos++
 	}
-	s.nano, s.skew = nano, skew
-	s.seq, sp.seq = seq, seq
-	sp.ordinal = 0
+	ms.events = b.evs[start:len(b.evs):len(b.evs)]
+	ms.endAt = s.m.correctFrom(s.node, lastWall, &s.clockAt)
+	b.merged = append(b.merged, ms)
+	s.nano, s.skew, s.key, s.span, s.lastWall = nano, skew, key, span, lastWall
 	if flags&8 == 0 {
-		s.ordinal, sp.ordinal = ord, ord
-	}
-	s.lastWall += dw
-	sp.lastWall = s.lastWall
-	sp.in = slice(b, s.offs, 0)
-	sp.out = sp.out[:0]
-	for i := range int(nout) {
-		sp.out = append(sp.out, slice(b, s.offs, 2+2*i))
-	}
-	base := 2 + 2*int(nout)
-	for i := range sp.events {
-		sp.events[i].msg = slice(b, s.offs, base+4*i)
-		sp.events[i].text = slice(b, s.offs, base+4*i+2)
+		s.ordinal = ordinal
 	}
 	return d.pos, nil
 }
-
-// The replay stands in for the input in pass 2, which asks only for spans.
-func (s *replaySource) node() string         { return "" }
-func (s *replaySource) threads() []string    { return nil }
-func (s *replaySource) warnings() int        { return 0 }
-func (s *replaySource) damaged() []error     { return nil }
-func (s *replaySource) number() int64        { return -1 }
-func (s *replaySource) fatal() error         { return nil }
-func (s *replaySource) memoryWarning() error { return nil }
-func (s *replaySource) corrected() bool      { return false }
-func (s *replaySource) Close() error         { return nil }
