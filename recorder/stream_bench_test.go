@@ -14,10 +14,17 @@ import (
 // processes), so rounds alternate: a round of roundEvents events under an
 // in-memory recording alone, then one with a stream running too; each op
 // is one such pair. stream-added-% is the median of the pairs' added cost
-// over the cost alone; stream-cpu-added-% is the same for the process's CPU
-// time (every goroutine's), which contention from other processes does
-// not inflate as it does the elapsed time. "decode-all" has a handler take every event (the
-// stream hands each over); "decode-all-batch" the same with a batch handler
+// over the cost alone in elapsed time, up to the last event emitted;
+// stream-cpu-added-% is the same for the process's CPU time (every
+// goroutine's), which contention from other processes does not inflate as
+// it does the elapsed time, up to a flushpoint after the round that the
+// stream has handled: each round's events are written, and a stream's
+// handled, inside its window. The stream is started, and its first flush
+// handled, before its round, and closed after it: what a stream costs
+// once (its Start and Close each cut the recordings' chunk, and it reads
+// the chunk's metadata) is stream-start-close-cpu-ms, not spread over the
+// events. "decode-all" has a handler take every event (the stream hands
+// each over); "decode-all-batch" the same with a batch handler
 // (OnEvents), which takes each event of a row in a loop of its own;
 // "other-type" handles another type (each flush's records walked, none
 // handed over).
@@ -39,21 +46,48 @@ func benchStream(b *testing.B, handledType string, batch bool) {
 	var alone, with []float64
 	// Handlers run one at a time on the stream's goroutine, which Close
 	// waits for: a plain counter, so that the benchmark measures the
-	// stream rather than an atomic add in its handler.
+	// stream rather than an atomic add in its handler, published at each
+	// flush for the rounds to wait on.
 	var handled int64
+	var published, flushes atomic.Int64
+	flushed := make(chan struct{}, 1)
 	var dropped, copied int64
 	// The process's CPU time per event too: what the stream's goroutine
 	// and the recorder take, whatever other processes the cores run.
-	var cpuAlone, cpuWith []float64
+	var cpuAlone, cpuWith, startClose []float64
 	cpu := func() time.Duration { u, s := processCPU(); return u + s }
-	round := func(cpuTimes *[]float64) float64 {
+	// waitFor waits until st has handled n events and f flushes, or, if
+	// it dropped a flush (it fell behind), until it has handled what it
+	// kept: its backlog empty and no flush handled for 100 ms.
+	waitFor := func(st *Stream, n, f int64) {
+		timeout := time.After(10 * time.Second)
+		for published.Load() < n || flushes.Load() < f {
+			select {
+			case <-flushed:
+			case <-time.After(100 * time.Millisecond):
+				if st.dropped.Load() > 0 && len(st.flushes) == 0 {
+					return
+				}
+			case <-timeout:
+				b.Fatalf("the stream handled %d events in %d flushes, not %d in %d", published.Load(), flushes.Load(), n, f)
+			}
+		}
+	}
+	round := func(cpuTimes *[]float64, st *Stream) float64 {
 		start, c0 := time.Now(), cpu()
+		want := published.Load() + roundEvents
 		emitLoop(benchType, roundEvents)
+		elapsed := time.Since(start)
+		theSession.flushNow()
+		if st != nil && handledType == "bench.Event" {
+			waitFor(st, want, 0)
+		}
 		*cpuTimes = append(*cpuTimes, float64((cpu()-c0).Nanoseconds())/roundEvents)
-		return float64(time.Since(start).Nanoseconds()) / roundEvents
+		return float64(elapsed.Nanoseconds()) / roundEvents
 	}
 	for range b.N {
-		alone = append(alone, round(&cpuAlone))
+		alone = append(alone, round(&cpuAlone, nil))
+		c0 := cpu()
 		st := NewStream(WithSettings(only))
 		if batch {
 			st.OnEvents(handledType, func(b *jfr.EventBatch) {
@@ -64,13 +98,27 @@ func benchStream(b *testing.B, handledType string, batch bool) {
 		} else {
 			st.OnEvent(handledType, func(*jfr.Event) { handled++ })
 		}
+		st.OnFlush(func() {
+			published.Store(handled)
+			flushes.Add(1)
+			select {
+			case flushed <- struct{}{}:
+			default:
+			}
+		})
+		flushes.Store(0)
 		if err := st.Start(); err != nil {
 			b.Fatal(err)
 		}
-		with = append(with, round(&cpuWith))
+		theSession.flushNow()
+		waitFor(st, 0, 1)
+		c1 := cpu()
+		with = append(with, round(&cpuWith, st))
+		c2 := cpu()
 		if err := st.Close(); err != nil {
 			b.Fatal(err)
 		}
+		startClose = append(startClose, float64((c1-c0+cpu()-c2).Microseconds())/1000)
 		dropped += st.dropped.Load()
 		copied += st.copied.Load()
 	}
@@ -85,6 +133,7 @@ func benchStream(b *testing.B, handledType string, batch bool) {
 		cpuWith[i] = 100 * (cpuWith[i] - cpuAlone[i]) / cpuAlone[i]
 	}
 	b.ReportMetric(median(cpuWith), "stream-cpu-added-%")
+	b.ReportMetric(median(startClose), "stream-start-close-cpu-ms")
 	b.ReportMetric(float64(handled)/float64(b.N*roundEvents), "handled/event")
 	b.ReportMetric(float64(dropped)/float64(b.N), "stream-dropped-flushes/op")
 	b.ReportMetric(float64(copied)/float64(b.N*roundEvents), "stream-copied-B/event")
