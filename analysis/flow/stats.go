@@ -214,25 +214,28 @@ func (s *Stats) Add(t *Trace) {
 	s.addInterceptors(t, ts.name)
 }
 
+// appendTagKey appends tags, sorted in place, joined by sep, to buf:
+// "-no-tag-" for none.
+func appendTagKey(buf []byte, tags []string, sep byte) []byte {
+	if len(tags) == 0 {
+		return append(buf, "-no-tag-"...)
+	}
+	slices.Sort(tags)
+	for i, tg := range tags {
+		if i > 0 {
+			buf = append(buf, sep)
+		}
+		buf = append(buf, tg...)
+	}
+	return buf
+}
+
 // traceTagOf returns the figures of the trace tag of a trace's distinct
 // trace tags (TraceTag). The tag found last is kept, as most traces share
 // their tag with the one before, and the tag is put together in a buffer:
 // only a tag new to the statistics costs an allocation.
 func (s *Stats) traceTagOf(tags []string) *traceTagStats {
-	var tag []byte
-	switch len(tags) {
-	case 0:
-		tag = append(s.scratch.tagBuf[:0], "-no-tag-"...)
-	default:
-		slices.Sort(tags)
-		tag = s.scratch.tagBuf[:0]
-		for i, tg := range tags {
-			if i > 0 {
-				tag = append(tag, '+')
-			}
-			tag = append(tag, tg...)
-		}
-	}
+	tag := appendTagKey(s.scratch.tagBuf[:0], tags, '+')
 	s.scratch.tagBuf = tag
 	if s.lastTrace != nil && string(tag) == s.lastTrace.name {
 		return s.lastTrace
@@ -439,24 +442,9 @@ func (s *Stats) addRoute(t *Trace, sc *statsScratch, tags []string, first *Event
 // together in a buffer and looked up without a copy: only a combination
 // new to the trace tag costs an allocation.
 func (s *Stats) countCombo(ts *traceTagStats, tags []string) {
-	var key []byte
-	switch len(tags) {
-	case 0:
-		key = append(s.scratch.comboBuf[:0], "-no-tag-"...)
-	case 1:
-		key = append(s.scratch.comboBuf[:0], tags[0]...)
-		if len(key) == 0 {
-			key = append(key, "-no-tag-"...)
-		}
-	default:
-		slices.Sort(tags)
-		key = s.scratch.comboBuf[:0]
-		for i, tg := range tags {
-			if i > 0 {
-				key = append(key, ',')
-			}
-			key = append(key, tg...)
-		}
+	key := appendTagKey(s.scratch.comboBuf[:0], tags, ',')
+	if len(key) == 0 {
+		key = append(key, "-no-tag-"...) // one empty tag
 	}
 	s.scratch.comboBuf = key
 	c := ts.lastCombo
