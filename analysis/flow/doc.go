@@ -72,8 +72,8 @@
 // span is popped into the batch's bytes and its events decoded there,
 // not copied again for the merge. A recording's flow records are
 // decoded by the reader itself from their layouts in the chunk's
-// metadata, without jfr.Values (jfrfields.go). Pass 1's merging
-// goroutine writes the span logs with the message keys it found, and
+// metadata, without jfr.Values (jfrfields.go). Pass 1's read-ahead
+// goroutines write the span logs with the message keys the merge found, and
 // pass 2's inputs' goroutines replay them from blocks straight into the
 // spans the merge joins (replaySource: keys as logged, events built with
 // corrected times), so that pass 2 looks no ID up and its merging

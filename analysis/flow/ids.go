@@ -387,7 +387,7 @@ func (t *textTable) grow() {
 // the table. reset forgets them before the next span (the bytes are the
 // span's).
 type spanIDs struct {
-	find func(id []byte) (uint32, bool) // the table's Lookup, or pass 1's intern
+	find func(id []byte) (uint32, bool) // pass 1's intern (a test's Lookup)
 	ids  [][]byte
 	keys []uint32
 }

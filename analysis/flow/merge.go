@@ -262,6 +262,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 			}
 			return m, err
 		}
+		log.input = in.Name
 		logs[i] = &loggingSource{source: src, log: log}
 		ins = append(ins, &pass1Input{src: newLoggingReadAhead(logs[i]), i: i})
 	}
@@ -631,8 +632,9 @@ func (m *Merger) internOK(id []byte) (uint32, bool) { return m.intern(id), true 
 
 // spanKeys appends the distinct message keys a span references: its
 // incoming and outgoing IDs, or only the outgoing ones for a non-causal
-// span; false if key finds an ID's key not. Both passes use it, so each
-// (span, ID) is counted and released exactly once — the reference tool
+// span; false if key finds an ID's key not. Pass 1 counts them, and pass
+// 2 releases the keys logged with them, so each (span, ID) is counted and
+// released exactly once — the reference tool
 // released an NC span's ID once per retransmission event and died on the
 // second.
 func spanKeys(sp *rawSpan, keys []uint32, key func(id []byte) (uint32, bool)) ([]uint32, bool) {
@@ -676,6 +678,13 @@ type pass2Input struct {
 // error pass 1 reported already) comes at the same point.
 func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 	var ins []*pass2Input
+	// Closed on every return, also when a later input's log fails: the
+	// read-ahead goroutines of the earlier ones are running.
+	defer func() {
+		for _, in := range ins {
+			in.src.Close()
+		}
+	}()
 	for i, l := range logs {
 		if l == nil {
 			continue
@@ -689,11 +698,6 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		}
 		ins = append(ins, &pass2Input{src: newReplayAhead(src), reported: l.endErr})
 	}
-	defer func() {
-		for _, in := range ins {
-			in.src.Close()
-		}
-	}()
 	advance := func(in *pass2Input) {
 		var err error
 		in.sp, err = in.src.nextMerged()

@@ -197,7 +197,7 @@ func (r *readAhead) next(sp *rawSpan) error {
 	return nil
 }
 
-// nextMerged returns the next converted span, valid until the next call,
+// nextMerged returns the next replayed span, valid until the next call,
 // or the source's final error.
 func (r *readAhead) nextMerged() (*mergeSpan, error) {
 	if err := r.ready(); err != nil {

@@ -62,8 +62,10 @@ func BenchmarkReadRecordingIDs(b *testing.B) {
 // BenchmarkReadAheadPass1 reads one node of the generated cluster
 // (-flow.requests requests, its recording in memory) as pass 1's
 // read-ahead goroutine does: the recording decoded into spans, each held
-// until the chunk after its record's is read, written to the span log and
-// handed over in batches, which the benchmark drains as the merge would.
+// until the chunk after its record's is read, and handed over in
+// batches, which the benchmark drains as the merge would. The span log,
+// which the read-ahead writes with the keys the merge notes, is left out
+// (BenchmarkSpanLogRoundTrip measures it).
 // With GOMAXPROCS=1 its time is the CPU work of that path.
 //
 //	GOMAXPROCS=1 go test ./analysis/flow -run '^$' -bench ReadAheadPass1 -flow.requests 100000

@@ -12,9 +12,9 @@ import (
 	"github.com/flightrec/flightrec/internal/flowspec"
 )
 
-// Merge's first pass decodes every input once. Its merging goroutine
-// writes each span it merged, with the message keys it found for it, to
-// a temporary file per input in a compact binary form (a span log), and
+// Merge's first pass decodes every input once. Each input's read-ahead
+// goroutine writes each span the merge took, with the message keys the
+// merge found for it (noteKeys), to a temporary file per input in a compact binary form (a span log), and
 // the second pass reads them back from it straight into the spans it
 // merges (mergeSpan): replaying a span costs a few varints per event
 // instead of decoding the recording's chunks, their constant pools and
@@ -59,6 +59,7 @@ import (
 
 // spanLog records the spans of one input for the second pass.
 type spanLog struct {
+	input    string // the input's name, for the replay's errors
 	f        *os.File
 	w        *bufio.Writer
 	buf      []byte
@@ -226,8 +227,9 @@ func (l *spanLog) remove() {
 	}
 }
 
-// loggingSource is a source whose spans pass 1's merge writes to a span
-// log. When the source ends, its final error is kept for the replay.
+// loggingSource is a source whose spans pass 1's read-ahead writes to a
+// span log, with the keys the merge noted. When the source ends, its
+// final error is kept for the replay.
 type loggingSource struct {
 	source
 	log    *spanLog
@@ -264,10 +266,12 @@ func (s *loggingSource) nextInto(b *spanBatch) error {
 // span from the block: a span log is read back at memory speed, not a
 // buffered reader's call per byte.
 type replaySource struct {
+	input  string // the input's name
 	f      io.Reader
 	blk    []byte // blk[pos:] is read and not yet decoded
 	pos    int
-	eof    bool // f has no more bytes
+	base   int64 // the file offset of blk[0]
+	eof    bool  // f has no more bytes
 	endErr error
 	// The running values, as the log's writer had them after the last
 	// span decoded.
@@ -293,12 +297,12 @@ const replayBlock = 1 << 18
 // number node.
 func newReplaySource(l *spanLog, endErr error, m *Merger, node uint16) (*replaySource, error) {
 	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("temporary span log: %w", err)
+		return nil, fmt.Errorf("%s: temporary span log: %w", l.input, err)
 	}
 	if endErr == nil {
 		endErr = io.EOF
 	}
-	return &replaySource{f: l.f, endErr: endErr, blk: make([]byte, 0, replayBlock),
+	return &replaySource{input: l.input, f: l.f, endErr: endErr, blk: make([]byte, 0, replayBlock),
 		m: m, node: node, clockAt: -1, texts: make(map[string]string)}, nil
 }
 
@@ -316,6 +320,7 @@ var errNeedMore = errors.New("span goes on past the block")
 // the block grows when they fill it (a span longer than a block).
 func (s *replaySource) fill() error {
 	n := copy(s.blk[:cap(s.blk)], s.blk[s.pos:])
+	s.base += int64(s.pos)
 	s.blk, s.pos = s.blk[:n], 0
 	if n == cap(s.blk) {
 		s.blk = append(s.blk, make([]byte, cap(s.blk))...)[:n]
@@ -327,9 +332,15 @@ func (s *replaySource) fill() error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("temporary span log: %w", err)
+		return fmt.Errorf("%s: temporary span log: %w", s.input, err)
 	}
 	return nil
+}
+
+// damaged names the input and the span's byte offset in the log on a
+// decoding error.
+func (s *replaySource) damaged(err error) error {
+	return fmt.Errorf("%s: temporary span log, byte offset %d: %w", s.input, s.base+int64(s.pos), err)
 }
 
 // nextInto appends the next span to b.merged, its keys and events to
@@ -346,10 +357,10 @@ func (s *replaySource) nextInto(b *spanBatch) error {
 				return nil
 			}
 			if err != errNeedMore {
-				return err
+				return s.damaged(err)
 			}
 			if s.eof {
-				return errBadSpanLog // the file ends within a span
+				return s.damaged(errBadSpanLog) // the file ends within a span
 			}
 		}
 		if err := s.fill(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -285,7 +286,7 @@ func TestOpenSpans(t *testing.T) {
 // error, not a panic nor a short input taken as whole; so does one whose
 // key is past the ID table.
 func TestSpanLogDamaged(t *testing.T) {
-	src, err := openSource(exampleInputs(t, "ex5")[1], t.TempDir())
+	src, err := openSource(exampleInputs(t, "edge_hang")[1], t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,6 +295,7 @@ func TestSpanLogDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.remove()
+	l.input = "n1.jfr"
 	m := logMerger()
 	want, endErr := logSpans(t, m, src, l)
 	st, err := l.f.Stat()
@@ -310,6 +312,13 @@ func TestSpanLogDamaged(t *testing.T) {
 	got, err := replayAll(rs)
 	if !errors.Is(err, errBadSpanLog) || len(got) != len(want)-1 {
 		t.Errorf("replay of a cut log: %d of %d spans, error %v", len(got), len(want), err)
+	}
+	// The error names the input and the cut span's offset in the log.
+	var off int64
+	if err == nil || !strings.HasPrefix(err.Error(), "n1.jfr: temporary span log, byte offset ") {
+		t.Errorf("replay of a cut log: error %v names no input and offset", err)
+	} else if _, serr := fmt.Sscanf(strings.TrimPrefix(err.Error(), "n1.jfr: temporary span log, byte offset "), "%d:", &off); serr != nil || off <= 0 || off >= st.Size()-3 {
+		t.Errorf("replay of a cut log: error %v: offset %d not within the %d bytes left (%d spans)", err, off, st.Size()-3, len(want))
 	}
 	// A span (flags: ordinal 0; wall delta 0) whose one key is the
 	// table's length, then no events.

@@ -494,11 +494,7 @@ func TraceTag(t *Trace) string {
 			tags = append(tags, e.Text)
 		}
 	}
-	if len(tags) == 0 {
-		return "-no-tag-"
-	}
-	slices.Sort(tags)
-	return strings.Join(tags, "+")
+	return string(appendTagKey(nil, tags, '+'))
 }
 
 // addTrace adds the trace to its trace tag's figures (the messages' tag
