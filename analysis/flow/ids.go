@@ -387,7 +387,7 @@ func (t *textTable) grow() {
 // the table. reset forgets them before the next span (the bytes are the
 // span's).
 type spanIDs struct {
-	find func(id []byte) (uint32, bool) // pass 1's intern (a test's Lookup)
+	find func(id []byte) uint32 // pass 1's intern
 	ids  [][]byte
 	keys []uint32
 }
@@ -401,16 +401,16 @@ func (c *spanIDs) reset() {
 }
 
 // key returns id's key as find does.
-func (c *spanIDs) key(id []byte) (uint32, bool) {
+func (c *spanIDs) key(id []byte) uint32 {
 	for i, p := range c.ids {
 		if string(p) == string(id) {
-			return c.keys[i], true
+			return c.keys[i]
 		}
 	}
-	k, ok := c.find(id)
-	if ok && len(c.ids) < maxSpanIDs {
+	k := c.find(id)
+	if len(c.ids) < maxSpanIDs {
 		c.ids = append(c.ids, id)
 		c.keys = append(c.keys, k)
 	}
-	return k, ok
+	return k
 }

@@ -297,7 +297,7 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 	for _, in := range ins {
 		advance(in)
 	}
-	ids := &spanIDs{find: m.internOK}
+	ids := &spanIDs{find: m.intern}
 	key := ids.key
 	for {
 		var in *pass1Input
@@ -318,14 +318,14 @@ func Merge(inputs []Input, opts *Options, fn func(*Trace) error) (*Merger, error
 		m.Events += int64(len(sp.events))
 		noteNumbers(sp, &sends[i], &seen)
 		ids.reset()
-		keys, _ = spanKeys(sp, keys[:0], key)
+		keys = spanKeys(sp, keys[:0], key)
 		for _, k := range keys {
 			(*m.refs.at(int(k)))++
 		}
 		// The keys of the events' messages, those only events name
 		// interned too, go to the span log with the span's: pass 2
 		// looks none up.
-		msgs, _ = eventMsgs(sp, msgs[:0], key)
+		msgs = eventMsgs(sp, msgs[:0], key)
 		in.src.noteKeys(keys, msgs)
 		if !sp.nonCausal {
 			for j := range sp.events {
@@ -628,33 +628,23 @@ func (m *Merger) intern(id []byte) uint32 {
 	return k
 }
 
-func (m *Merger) internOK(id []byte) (uint32, bool) { return m.intern(id), true }
-
 // spanKeys appends the distinct message keys a span references: its
 // incoming and outgoing IDs, or only the outgoing ones for a non-causal
-// span; false if key finds an ID's key not. Pass 1 counts them, and pass
+// span. Pass 1 counts them, and pass
 // 2 releases the keys logged with them, so each (span, ID) is counted and
 // released exactly once — the reference tool
 // released an NC span's ID once per retransmission event and died on the
 // second.
-func spanKeys(sp *rawSpan, keys []uint32, key func(id []byte) (uint32, bool)) ([]uint32, bool) {
+func spanKeys(sp *rawSpan, keys []uint32, key func(id []byte) uint32) []uint32 {
 	if sp.in != nil && !sp.nonCausal {
-		k, ok := key(sp.in)
-		if !ok {
-			return keys, false
-		}
-		keys = append(keys, k)
+		keys = append(keys, key(sp.in))
 	}
 	for _, id := range sp.out {
-		k, ok := key(id)
-		if !ok {
-			return keys, false
-		}
-		if !slices.Contains(keys, k) {
+		if k := key(id); !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
-	return keys, true
+	return keys
 }
 
 // openTrace is a trace being assembled in pass 2.

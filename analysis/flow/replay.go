@@ -91,21 +91,17 @@ func keptEvent(sp *rawSpan, e *rawEvent) bool {
 }
 
 // eventMsgs appends the message key of each of sp's events as pass 2
-// gives it (Event.Msg), -1 for none and for the events it does not keep;
-// false if key finds an ID's key not. A causal span's receipt names no
+// gives it (Event.Msg), -1 for none and for the events it does not keep.
+// A causal span's receipt names no
 // message: it gets the incoming one if the span handled it (the
 // reference tool shows the bytes read as the message handled, not one
 // it discarded).
-func eventMsgs(sp *rawSpan, dst []int32, key func(id []byte) (uint32, bool)) ([]int32, bool) {
+func eventMsgs(sp *rawSpan, dst []int32, key func(id []byte) uint32) []int32 {
 	inKey := int32(-1)
 	if sp.in != nil && !sp.nonCausal {
 		for j := range sp.events {
 			if e := &sp.events[j]; e.kind == flowspec.HandleStart && string(e.msg) == string(sp.in) {
-				k, ok := key(sp.in)
-				if !ok {
-					return dst, false
-				}
-				inKey = int32(k)
+				inKey = int32(key(sp.in))
 				break
 			}
 		}
@@ -116,17 +112,13 @@ func eventMsgs(sp *rawSpan, dst []int32, key func(id []byte) (uint32, bool)) ([]
 		switch {
 		case !keptEvent(sp, e):
 		case e.msg != nil:
-			kk, ok := key(e.msg)
-			if !ok {
-				return dst, false
-			}
-			k = int32(kk)
+			k = int32(key(e.msg))
 		case e.kind == flowspec.Received:
 			k = inKey
 		}
 		dst = append(dst, k)
 	}
-	return dst, true
+	return dst
 }
 
 // add appends a span to the log, with its keys (spanKeys) and its

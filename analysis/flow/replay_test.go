@@ -41,7 +41,7 @@ func logMerger() *Merger {
 func keyedSpans(tb testing.TB, m *Merger, src source) (spans []rawSpan, keys [][]uint32, msgs [][]int32, err error) {
 	tb.Helper()
 	b := &spanBatch{}
-	ids := &spanIDs{find: m.internOK}
+	ids := &spanIDs{find: m.intern}
 	for {
 		n := len(b.spans)
 		if err := src.(batchSource).nextInto(b); err != nil {
@@ -49,8 +49,8 @@ func keyedSpans(tb testing.TB, m *Merger, src source) (spans []rawSpan, keys [][
 		}
 		sp := &b.spans[n]
 		ids.reset()
-		k, _ := spanKeys(sp, nil, ids.key)
-		e, _ := eventMsgs(sp, nil, ids.key)
+		k := spanKeys(sp, nil, ids.key)
+		e := eventMsgs(sp, nil, ids.key)
 		keys, msgs = append(keys, k), append(msgs, e)
 	}
 }
@@ -65,7 +65,7 @@ func logSpans(t *testing.T, m *Merger, src source, l *spanLog) ([]rawSpan, error
 	r := newLoggingReadAhead(logged)
 	defer r.Close()
 	read := &spanBatch{}
-	ids := &spanIDs{find: m.internOK}
+	ids := &spanIDs{find: m.intern}
 	var sp rawSpan
 	var keys []uint32
 	var msgs []int32
@@ -82,8 +82,8 @@ func logSpans(t *testing.T, m *Merger, src source, l *spanLog) ([]rawSpan, error
 		}
 		read.add(&sp)
 		ids.reset()
-		keys, _ = spanKeys(&sp, keys[:0], ids.key)
-		msgs, _ = eventMsgs(&sp, msgs[:0], ids.key)
+		keys = spanKeys(&sp, keys[:0], ids.key)
+		msgs = eventMsgs(&sp, msgs[:0], ids.key)
 		r.noteKeys(keys, msgs)
 	}
 }
