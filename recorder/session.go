@@ -41,8 +41,8 @@ func bufferLimit() int { return max(bufferCount(), min(maxBuffers, 3*bufferCount
 // timers every millisecond, which each push it out of its P's runnext
 // slot, that wait was 100-280 ms (the emitters meanwhile filled 3-9 MB);
 // with the third of the buffers that a flush being written holds, the
-// emitters ran out and dropped events (README, "Where the idle drops came
-// from"). The next such wait then finds buffers free. It runs pinned, in
+// emitters ran out and dropped events (docs/perf/recorder.md, "Where the
+// idle drops came from"). The next such wait then finds buffers free. It runs pinned, in
 // steps (st) of 8 buffers: unpinned to allocate, the flusher lost its P
 // for 180 ms, and the emitters their buffers. It reports whether the pool
 // grew.
@@ -339,9 +339,9 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	// buffers are free it copies the records of the full ones and frees
 	// them at once, up to copyLimit bytes of copies. A flush holds its
 	// buffers until it is written, and a flush can take 40-270 ms behind
-	// the run queues of 10,000 goroutines (README, "Many goroutines"):
-	// the flusher, waiting for it, held the next third, and the emitters
-	// ran out of buffers.
+	// the run queues of 10,000 goroutines (docs/perf/recorder.md, "Many
+	// goroutines"): the flusher, waiting for it, held the next third, and
+	// the emitters ran out of buffers.
 	copyLimit := s.BaseBuffers() * batch.BufferSize
 	spare := make(chan *gathered, 1)
 	spare <- newGathered()

@@ -34,7 +34,7 @@ const (
 	// off 40% full, so the buffers held 2.5 times fewer events than they
 	// have room for, and at 2 M events/s the pool lasted about 120 ms
 	// of a flush that the run queues of 10,000 goroutines delay (see
-	// README, "Many goroutines").
+	// docs/perf/recorder.md, "Many goroutines").
 	threadSetSize = 8192
 	threadLimit   = threadSetSize * 3 / 4
 	stackWords    = 4 << 10
@@ -80,7 +80,7 @@ const (
 // plain MOV, which x86 orders the same way but which the memory model
 // does not count as synchronisation. In the emit path it costs nothing
 // measurable: the emitting thread's CPU time per event was the same with a
-// plain store (27.4-28.2 ns against 27.7-28.3, 2026-11-24; see README).
+// plain store (27.4-28.2 ns against 27.7-28.3, 2026-11-24; see docs/perf/recorder.md).
 // Publishing less often (every N events, or when the flusher asks) would
 // leave the last events of a P that goes idle unpublished, unreadable by
 // any flushpoint or Stop: only the writer can publish, and it runs only
