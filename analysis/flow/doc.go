@@ -81,5 +81,6 @@
 // The traces pass 2 releases are ordered and handed to fn (the
 // statistics) on another goroutine (traceout.go), so the merging pass
 // uses two cores too; their events and messages are allocated in
-// blocks (traceArena). The README's Scale section has the measurements.
+// blocks (traceArena). The README's Scale section has the latest figures,
+// docs/perf/flow.md the measurements.
 package flow
