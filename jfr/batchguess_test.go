@@ -76,8 +76,9 @@ func TestEventBatchHeaderGuess(t *testing.T) {
 }
 
 // TestEventBatchHeaderGuessError: a decoding error in a row that tier 1
-// takes ends the row at the event whose field failed, as for an event
-// handler, and Dispatch returns it.
+// takes ends the row at the event whose field failed, as for event
+// handlers (two of the type, each called on its own, or one, called from
+// EachEvent's loop), and Dispatch returns it.
 func TestEventBatchHeaderGuessError(t *testing.T) {
 	g := newGuessChunk(t)
 	g.write(g.a, 20, "aa", false)
@@ -86,16 +87,19 @@ func TestEventBatchHeaderGuessError(t *testing.T) {
 	// and two bytes), made one no string has: the record keeps its size.
 	bad := guessWant(t, data, header)[10]
 	data[bad.offset+bad.size-4] = 0x7f
-	var got [2][]int64
-	var errs [2]error
-	each := func(ev *Event) { ev.Values(); got[0] = append(got[0], ev.Offset) }
+	var got [3][]int64
+	var errs [3]error
+	each := func(i int) func(ev *Event) {
+		return func(ev *Event) { ev.Values(); got[i] = append(got[i], ev.Offset) }
+	}
 	for i, set := range []func(*EventHandlers){
-		func(h *EventHandlers) { h.Set(g.a.ID, []func(*Event){each, func(*Event) {}}) },
+		func(h *EventHandlers) { h.Set(g.a.ID, []func(*Event){each(0), func(*Event) {}}) },
+		func(h *EventHandlers) { h.Set(g.a.ID, []func(*Event){each(1)}) },
 		func(h *EventHandlers) {
 			h.SetBatch(g.a.ID, []func(*EventBatch){func(b *EventBatch) {
 				for ev := range b.Events() {
 					ev.Values()
-					got[1] = append(got[1], ev.Offset)
+					got[2] = append(got[2], ev.Offset)
 				}
 			}})
 		},
@@ -109,11 +113,13 @@ func TestEventBatchHeaderGuessError(t *testing.T) {
 		var ev Event
 		errs[i] = live.Dispatch(HeaderSize, int64(len(data)), &h, &ev)
 	}
-	if errs[1] == nil || len(got[1]) != 11 {
-		t.Fatalf("batch handler: %d events, error %v; want 11 and a decoding error", len(got[1]), errs[1])
+	if errs[2] == nil || len(got[2]) != 11 {
+		t.Fatalf("batch handler: %d events, error %v; want 11 and a decoding error", len(got[2]), errs[2])
 	}
-	if fmt.Sprint(got[0], errs[0]) != fmt.Sprint(got[1], errs[1]) {
-		t.Errorf("event handlers got the events at %v and %v, the batch handler at %v and %v", got[0], errs[0], got[1], errs[1])
+	for i := range 2 {
+		if fmt.Sprint(got[i], errs[i]) != fmt.Sprint(got[2], errs[2]) {
+			t.Errorf("event handlers (%d of the type) got the events at %v and %v, the batch handler at %v and %v", 2-i, got[i], errs[i], got[2], errs[2])
+		}
 	}
 }
 
