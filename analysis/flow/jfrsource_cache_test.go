@@ -1,7 +1,9 @@
 package flow
 
 import (
+	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
@@ -60,4 +62,81 @@ func TestTickNanos(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUvarintWhole: the record decoder's eight-bytes-at-once varints
+// (uvarint8, and decodeRaw's longs through it) read what a byte-by-byte
+// read of JFR's varints reads (at most nine bytes, the ninth taking eight
+// bits; nothing when the record ends first), at every offset of random
+// bytes and of varints of every length, up to the end of the buffer.
+func TestUvarintWhole(t *testing.T) {
+	byByte := func(b []byte, pos int) (v uint64, n int) {
+		for i := range 9 {
+			if pos+i >= len(b) {
+				return 0, 0
+			}
+			c := b[pos+i]
+			if i == 8 {
+				return v | uint64(c)<<56, 9
+			}
+			v |= uint64(c&0x7f) << (7 * i)
+			if c < 0x80 {
+				return v, i + 1
+			}
+		}
+		panic("unreachable")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var bufs [][]byte
+	for range 200 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+			if rng.IntN(3) > 0 {
+				b[i] |= 0x80
+			}
+		}
+		bufs = append(bufs, b)
+	}
+	for _, v := range []uint64{0, 1, 127, 128, 1 << 21, 1<<56 - 1, 1 << 56, 1<<63 + 5, math.MaxUint64} {
+		b := leb128JFR(nil, v)
+		bufs = append(bufs, b, append(b, 1, 2, 3, 4, 5, 6, 7, 8, 9), append([]byte{1, 2, 3}, b...))
+	}
+	var f jfrFields
+	for _, b := range bufs {
+		for pos := range len(b) + 1 {
+			wv, wn := byByte(b, pos)
+			if v, n := uvarint(b, pos); v != wv || n != wn {
+				t.Fatalf("uvarint(% x, %d) = %d, %d; want %d, %d", b, pos, v, n, wv, wn)
+			}
+			if len(b)-pos >= 8 {
+				if v, n := uvarint8(binary.LittleEndian.Uint64(b[pos:])); n != 0 && (v != wv || n != wn) || n == 0 && wn < 9 && wn > 0 {
+					t.Fatalf("uvarint8(% x) = %d, %d; want %d, %d", b[pos:pos+8], v, n, wv, wn)
+				}
+			}
+			// A record of two longs: the varint at pos, then 5, then
+			// what followed the varint; or the rest of b, cut short.
+			rec := b[pos:len(b):len(b)]
+			if wn > 0 {
+				rec = append(append(b[pos:pos+wn:pos+wn], 5), b[pos+wn:]...)
+			}
+			ok := f.decodeRaw(rec, []fieldOp{opLong, opLong}, nil)
+			if ok != (wn > 0) || ok && (f.ints[0] != int64(wv) || f.ints[1] != 5) {
+				t.Fatalf("decodeRaw of % x: %v %d; want %d", b[pos:], ok, f.ints[:2], wv)
+			}
+		}
+	}
+}
+
+// leb128JFR appends v as JFR writes a long: seven bits a byte, the ninth
+// byte taking eight.
+func leb128JFR(b []byte, v uint64) []byte {
+	for i := 0; i < 8; i++ {
+		if v < 0x80 {
+			return append(b, byte(v))
+		}
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
 }
