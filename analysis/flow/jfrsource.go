@@ -669,6 +669,24 @@ func (s *jfrSource) deliver(b *spanBatch, buf []byte, truncated, nonCausal, outF
 	b.spans = append(b.spans, sp)
 }
 
+// heldVarint decodes the varint (encoding/binary's) at buf[*pos:] and
+// moves *pos past it: an event's ticks in a held span, three to six
+// bytes, from one 8-byte load where buf has eight bytes left (uvarint8:
+// within eight bytes encoding/binary's varints are JFR's).
+func heldVarint(buf []byte, pos *int) int64 {
+	var ux uint64
+	if p := *pos; len(buf)-p >= 8 {
+		v, n := uvarint8(binary.LittleEndian.Uint64(buf[p:]))
+		if n > 0 {
+			*pos, ux = p+n, v
+			return int64(ux>>1) ^ -int64(ux&1)
+		}
+	}
+	v, n := binary.Varint(buf[*pos:])
+	*pos += n
+	return v
+}
+
 // tickNanos converts a tick count to ns: the tick counter is the node's
 // monotonic clock. It does not overflow for large tick values; ticks of
 // a nanosecond (the flow recorder's) are the nanoseconds, which the
@@ -717,9 +735,7 @@ func (s *jfrSource) decodeSpan(b *spanBatch, buf []byte) (in []byte) {
 		}
 		thread := uint32(uvarint())
 		clk := s.clocks[uvarint()]
-		ticks, n := binary.Varint(buf[pos:])
-		ticks += clk.StartTicks
-		pos += n
+		ticks := heldVarint(buf, &pos) + clk.StartTicks
 		e := rawEvent{kind: flowspec.Kind(tag - 1), thread: thread, wall: clk.Nanos(ticks), nano: tickNanos(ticks, clk.TicksPerSecond)}
 		e.msg = orNil(bytesAt())
 		e.text = orNil(bytesAt())

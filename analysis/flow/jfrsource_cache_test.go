@@ -140,3 +140,24 @@ func leb128JFR(b []byte, v uint64) []byte {
 	}
 	return append(b, byte(v))
 }
+
+// TestHeldVarint: a held event's ticks read back as encoding/binary
+// wrote them, whether the buffer has eight bytes left or fewer, for
+// values of every varint length and sign.
+func TestHeldVarint(t *testing.T) {
+	vals := []int64{0, 1, -1, 63, -64, 64, 1 << 20, -(1 << 27), 1<<55 - 1, -(1 << 55), 1 << 55, 1 << 62, math.MaxInt64, math.MinInt64}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 1000 {
+		vals = append(vals, rng.Int64()>>rng.IntN(64))
+	}
+	for _, v := range vals {
+		enc := binary.AppendVarint(nil, v)
+		for _, tail := range [][]byte{nil, {1}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}} {
+			buf := append(append([]byte{0x80, 0x01}, enc...), tail...)
+			pos := 2
+			if got := heldVarint(buf, &pos); got != v || pos != 2+len(enc) {
+				t.Fatalf("heldVarint of % x = %d at %d, want %d at %d", buf, got, pos, v, 2+len(enc))
+			}
+		}
+	}
+}
