@@ -161,3 +161,44 @@ func TestHeldVarint(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanDecUvarint: the span log's varints read from one 8-byte load
+// give what encoding/binary gives, the position after them, and its
+// errors (a varint past 64 bits is a bad log, one cut short needs more),
+// at every offset of encoded values and of random bytes.
+func TestSpanDecUvarint(t *testing.T) {
+	var bufs [][]byte
+	for _, v := range []uint64{0, 1, 127, 128, 1 << 20, 1<<49 - 1, 1 << 49, 1<<56 - 1, 1 << 56, 1 << 63, math.MaxUint64} {
+		enc := binary.AppendUvarint(nil, v)
+		bufs = append(bufs, enc, append(enc, 1, 2, 3, 4, 5, 6, 7, 8, 9))
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 200 {
+		b := make([]byte, rng.IntN(30))
+		for i := range b {
+			b[i] = byte(rng.IntN(256)) | byte(rng.IntN(4)/3*0x80)
+			if rng.IntN(2) == 0 {
+				b[i] |= 0x80
+			}
+		}
+		bufs = append(bufs, b)
+	}
+	for _, b := range bufs {
+		for pos := range len(b) + 1 {
+			d := spanDec{b: b, pos: pos}
+			v := d.uvarint()
+			wv, wn := binary.Uvarint(b[pos:])
+			var werr error
+			wpos := pos + wn
+			switch {
+			case wn < 0:
+				wv, werr, wpos = 0, errBadSpanLog, len(b)
+			case wn == 0:
+				wv, werr, wpos = 0, errNeedMore, len(b)
+			}
+			if v != wv || d.err != werr || d.pos != wpos {
+				t.Fatalf("uvarint of % x at %d: %d, %v, at %d; want %d, %v, at %d", b, pos, v, d.err, d.pos, wv, werr, wpos)
+			}
+		}
+	}
+}
