@@ -531,11 +531,61 @@ func (r *Reader) LoadEvent(ev *Event) error {
 // record may end early.
 func (e *Event) Raw() []byte {
 	start := e.Offset - e.Chunk.Offset
+	if hdr, ok := shortRecordHeader(e.Chunk.data, start); ok {
+		if hdr == 0 {
+			return nil
+		}
+		return e.Chunk.data[start+int64(hdr) : start+e.Size]
+	}
 	_, _, hdr, err := recordHeader(e.Chunk.data, start)
 	if err != nil {
 		return nil
 	}
 	return e.Chunk.data[start+int64(hdr) : start+e.Size]
+}
+
+// shortRecordHeader is recordHeader's header length for a record whose
+// size and type ID take four bytes or fewer each, as good as all of them
+// (0 where recordHeader fails), without a decoder: a reader that decodes
+// raw records calls Raw for each. ok is false for a longer header, which
+// recordHeader decodes.
+func shortRecordHeader(data []byte, off int64) (hdr int, ok bool) {
+	if off < 0 || off >= int64(len(data)) {
+		return 0, false
+	}
+	b := data[off:]
+	if len(b) > 8 {
+		b = b[:8]
+	}
+	size, k := 0, 0
+	for ; k < 4; k++ {
+		if k == len(b) {
+			return 0, false
+		}
+		size |= int(b[k]&0x7f) << (7 * k)
+		if b[k] < 0x80 {
+			break
+		}
+	}
+	if k == 4 {
+		return 0, false
+	}
+	k++
+	if size == 0 || int64(size) > int64(len(data))-off {
+		return 0, true
+	}
+	for m := 0; m < 4; m++ {
+		if k+m >= size {
+			return 0, true // the type ID runs past the record
+		}
+		if k+m == len(b) {
+			return 0, false
+		}
+		if b[k+m] < 0x80 {
+			return k + m + 1, true
+		}
+	}
+	return 0, false
 }
 
 // DecodeEvent decodes the event record rec of this chunk (as returned by

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/flightrec/flightrec/internal/testrec"
@@ -167,5 +168,63 @@ func TestDecodeEventLazy(t *testing.T) {
 			t.Errorf("a %d-byte %s record decoded without an error", rec.Size, lazy.Type.Name)
 		}
 		break
+	}
+}
+
+// TestShortRecordHeader checks that Raw's quick header read agrees with
+// recordHeader wherever it answers: on random bytes at every offset
+// (most of them no record at all), and on headers with padded sizes, a
+// zero size, a size past the data and a type ID past the record.
+func TestShortRecordHeader(t *testing.T) {
+	check := func(data []byte, off int64) {
+		t.Helper()
+		hdr, ok := shortRecordHeader(data, off)
+		if !ok {
+			return
+		}
+		_, _, want, err := recordHeader(data, off)
+		if err != nil {
+			want = 0
+		}
+		if hdr != want {
+			t.Fatalf("header at %d of % x: %d, recordHeader %d (err %v)", off, data, hdr, want, err)
+		}
+	}
+	cases := [][]byte{
+		{5, 20, 1, 2, 3},                  // size 5, type 20
+		{0x85, 0x80, 0x80, 0, 20, 1, 2},   // size 5 padded to four bytes
+		{0x85, 0x80, 0x80, 0x80, 0, 20},   // five size bytes: recordHeader's
+		{0, 20, 1},                        // zero size
+		{9, 20, 1},                        // size past the data
+		{2, 0x81, 0x01},                   // type ID past the record
+		{3, 0x81, 0x01},                   // two-byte type ID
+		{6, 0x81, 0x80, 0x80, 0x01, 0},    // four-byte type ID
+		{7, 0x81, 0x80, 0x80, 0x80, 1, 0}, // five type ID bytes
+	}
+	answered := 0
+	for _, c := range cases {
+		if _, ok := shortRecordHeader(c, 0); ok {
+			answered++
+		}
+		check(c, 0)
+	}
+	if answered < len(cases)-2 {
+		t.Fatalf("the quick read answered %d of %d cases", answered, len(cases))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := make([]byte, 1<<16)
+	for i := range data {
+		// Many continuation bytes, some zeros and small sizes.
+		switch rng.IntN(4) {
+		case 0:
+			data[i] = byte(rng.IntN(4))
+		case 1:
+			data[i] = 0x80 | byte(rng.IntN(128))
+		default:
+			data[i] = byte(rng.IntN(256))
+		}
+	}
+	for off := range int64(len(data)) {
+		check(data, off)
 	}
 }

@@ -50,17 +50,19 @@ type jfrSource struct {
 	recent        [8]threadName // the threads seen last, the first nrecent valid
 	nrecent       int
 	classes       map[*jfr.Class]*jfrClass
-	lastCl        *jfr.Class // the class looked up last, and its jfrClass
-	lastJC        *jfrClass
-	fv            jfrFields // the fields of s.ev
-	generic       bool      // decode every record with the generic decoder (tests)
-	thr           map[string]uint32
-	thrNames      []string
-	bad           int
-	ordinal       uint32
-	seq           uint32
-	ev            jfr.Event
-	pending       bool // s.ev is read but not processed yet
+	// byType caches classes by type ID: flow events of a few types
+	// alternate, so one last class missed at most events and the map,
+	// keyed by the class, cost as much as reading the record.
+	byType   []typeClass
+	fv       jfrFields // the fields of s.ev
+	generic  bool      // decode every record with the generic decoder (tests)
+	thr      map[string]uint32
+	thrNames []string
+	bad      int
+	ordinal  uint32
+	seq      uint32
+	ev       jfr.Event
+	pending  bool // s.ev is read but not processed yet
 
 	damage []error // damaged chunks the reader skipped
 	// Once the reader is done (ended), the spans still held are delivered,
@@ -123,6 +125,16 @@ type bufRange [2]uint32
 
 func span32(start, end int) bufRange { return bufRange{uint32(start), uint32(end)} }
 
+// typeClass is a class of the chunk's metadata and its jfrClass.
+type typeClass struct {
+	cl *jfr.Class
+	jc *jfrClass
+}
+
+// byTypeMax bounds the type IDs cached by ID; JFR numbers types from 0
+// up, a few hundred of them.
+const byTypeMax = 1 << 12
+
 // jfrClass caches the field indexes of one flow event type.
 type jfrClass struct {
 	kind                               flowspec.Kind
@@ -153,15 +165,21 @@ var eventByName = func() map[string]flowspec.EventType {
 }()
 
 func (s *jfrSource) class(c *jfr.Class) *jfrClass {
-	if c == s.lastCl {
-		return s.lastJC
+	id := c.ID
+	if uint64(id) < uint64(len(s.byType)) && s.byType[id].cl == c {
+		return s.byType[id].jc
 	}
 	jc, ok := s.classes[c]
 	if !ok {
 		jc = s.newClass(c)
 		s.classes[c] = jc
 	}
-	s.lastCl, s.lastJC = c, jc
+	if uint64(id) < byTypeMax {
+		if int(id) >= len(s.byType) {
+			s.byType = append(s.byType, make([]typeClass, int(id)+1-len(s.byType))...)
+		}
+		s.byType[id] = typeClass{c, jc}
+	}
 	return jc
 }
 
@@ -651,6 +669,35 @@ func (s *jfrSource) deliver(b *spanBatch, buf []byte, truncated, nonCausal, outF
 	b.spans = append(b.spans, sp)
 }
 
+// heldVarint decodes the varint (encoding/binary's) at buf[*pos:] and
+// moves *pos past it: an event's ticks in a held span, three to six
+// bytes, from one 8-byte load where buf has eight bytes left (uvarint8:
+// within eight bytes encoding/binary's varints are JFR's).
+func heldVarint(buf []byte, pos *int) int64 {
+	var ux uint64
+	if p := *pos; len(buf)-p >= 8 {
+		v, n := uvarint8(binary.LittleEndian.Uint64(buf[p:]))
+		if n > 0 {
+			*pos, ux = p+n, v
+			return int64(ux>>1) ^ -int64(ux&1)
+		}
+	}
+	v, n := binary.Varint(buf[*pos:])
+	*pos += n
+	return v
+}
+
+// tickNanos converts a tick count to ns: the tick counter is the node's
+// monotonic clock. It does not overflow for large tick values; ticks of
+// a nanosecond (the flow recorder's) are the nanoseconds, which the
+// general formula also gives, without its two divisions per event.
+func tickNanos(ticks, tps int64) int64 {
+	if tps == 1e9 {
+		return ticks
+	}
+	return ticks/tps*1e9 + ticks%tps*1e9/tps
+}
+
 // decodeSpan decodes a span's buffer, appending its events to b.events
 // and its record's outgoing IDs to s.outs, and returns its incoming
 // message ID (nil for none). The buffer is the reader's own encoding,
@@ -688,14 +735,8 @@ func (s *jfrSource) decodeSpan(b *spanBatch, buf []byte) (in []byte) {
 		}
 		thread := uint32(uvarint())
 		clk := s.clocks[uvarint()]
-		ticks, n := binary.Varint(buf[pos:])
-		ticks += clk.StartTicks
-		pos += n
-		tps := clk.TicksPerSecond
-		e := rawEvent{kind: flowspec.Kind(tag - 1), thread: thread, wall: clk.Nanos(ticks),
-			// The tick counter is the node's monotonic clock, in ns
-			// without overflowing for large tick values.
-			nano: ticks/tps*1e9 + ticks%tps*1e9/tps}
+		ticks := heldVarint(buf, &pos) + clk.StartTicks
+		e := rawEvent{kind: flowspec.Kind(tag - 1), thread: thread, wall: clk.Nanos(ticks), nano: tickNanos(ticks, clk.TicksPerSecond)}
 		e.msg = orNil(bytesAt())
 		e.text = orNil(bytesAt())
 		b.events = append(b.events, e)

@@ -757,13 +757,16 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 	}
 	// join adds key k to trace ti, merging k's trace into it if k has one.
 	join := func(ti int32, k uint32) int32 {
-		other := (*m.trace.at(int(k)))
+		// One look-up per array for a key: the element's pointer is valid
+		// until the array is used again.
+		kt := m.trace.at(int(k))
+		other := *kt
 		if other == ti {
 			return ti
 		}
 		if other < 0 {
 			t := traces[ti]
-			(*m.trace.at(int(k))) = ti
+			*kt = ti
 			t.keys = append(t.keys, k)
 			if (*m.refs.at(int(k))) > 0 {
 				t.open++
@@ -793,9 +796,8 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 		return ti
 	}
 	release := func(ti int32, k uint32) {
-		if (*m.refs.at(int(k))) > 0 {
-			(*m.refs.at(int(k)))--
-			if (*m.refs.at(int(k))) == 0 {
+		if r := m.refs.at(int(k)); *r > 0 {
+			if *r--; *r == 0 {
 				traces[ti].open--
 			}
 		}
@@ -837,15 +839,15 @@ func (m *Merger) pass2(logs []*loggingSource, fn func(*Trace) error) error {
 					if traces[ti].open == 0 {
 						emit(ti, false)
 					}
-				} else if (*m.refs.at(int(k))) > 0 {
-					(*m.refs.at(int(k)))--
+				} else if r := m.refs.at(int(k)); *r > 0 {
+					*r--
 				}
 			}
 		} else {
 			ti := int32(-1)
 			for _, k := range sp.keys {
-				if (*m.trace.at(int(k))) >= 0 {
-					ti = (*m.trace.at(int(k)))
+				if kt := *m.trace.at(int(k)); kt >= 0 {
+					ti = kt
 					break
 				}
 			}
