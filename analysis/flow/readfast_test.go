@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -99,7 +100,7 @@ func TestUvarintWhole(t *testing.T) {
 		bufs = append(bufs, b)
 	}
 	for _, v := range []uint64{0, 1, 127, 128, 1 << 21, 1<<56 - 1, 1 << 56, 1<<63 + 5, math.MaxUint64} {
-		b := leb128JFR(nil, v)
+		b := leb128.AppendUvarint(nil, v) // as JFR writes a long
 		bufs = append(bufs, b, append(b, 1, 2, 3, 4, 5, 6, 7, 8, 9), append([]byte{1, 2, 3}, b...))
 	}
 	var f jfrFields
@@ -126,19 +127,6 @@ func TestUvarintWhole(t *testing.T) {
 			}
 		}
 	}
-}
-
-// leb128JFR appends v as JFR writes a long: seven bits a byte, the ninth
-// byte taking eight.
-func leb128JFR(b []byte, v uint64) []byte {
-	for i := 0; i < 8; i++ {
-		if v < 0x80 {
-			return append(b, byte(v))
-		}
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
 }
 
 // TestHeldVarint: a held event's ticks read back as encoding/binary
