@@ -47,16 +47,6 @@ const (
 	readAheadBatches = 4   // batches per input: filled, being filled, in use
 )
 
-// newReadAhead reads src's spans ahead; next returns them. A source
-// that is no batchSource is read span by span and copied.
-func newReadAhead(src source) *readAhead {
-	fill, ok := src.(batchSource)
-	if !ok {
-		fill = &copySource{source: src}
-	}
-	return startReadAhead(src, fill, nil)
-}
-
 // newLoggingReadAhead reads src's spans ahead for pass 1, whose merge
 // notes each span's keys (noteKeys) before it takes the next: the
 // goroutine writes the spans of a batch to src's log when the batch
@@ -110,21 +100,6 @@ func (r *readAhead) run() {
 // filling a rawSpan that add copies.
 type batchSource interface {
 	nextInto(b *spanBatch) error
-}
-
-// copySource makes a source a batchSource: each span is read into sp and
-// copied into the batch.
-type copySource struct {
-	source
-	sp rawSpan
-}
-
-func (c *copySource) nextInto(b *spanBatch) error {
-	if err := c.source.next(&c.sp); err != nil {
-		return err
-	}
-	b.add(&c.sp)
-	return nil
 }
 
 // logBatch writes the spans of b whose keys were noted to the log, if

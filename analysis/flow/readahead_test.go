@@ -7,6 +7,31 @@ import (
 	"testing"
 )
 
+// newReadAhead, for the tests, reads src's spans ahead; next returns them. A source
+// that is no batchSource is read span by span and copied.
+func newReadAhead(src source) *readAhead {
+	fill, ok := src.(batchSource)
+	if !ok {
+		fill = &copySource{source: src}
+	}
+	return startReadAhead(src, fill, nil)
+}
+
+// copySource makes a source a batchSource: each span is read into sp and
+// copied into the batch.
+type copySource struct {
+	source
+	sp rawSpan
+}
+
+func (c *copySource) nextInto(b *spanBatch) error {
+	if err := c.source.next(&c.sp); err != nil {
+		return err
+	}
+	b.add(&c.sp)
+	return nil
+}
+
 // TestReadAheadBatches: a recording's reader appends its spans to the
 // read-ahead's batches itself (batchSource), the held ones popped into
 // the batch's bytes and the unfinished ones copied there; the spans the

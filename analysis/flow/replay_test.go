@@ -329,6 +329,36 @@ func TestSpanLogDamaged(t *testing.T) {
 	if _, err := rs.read(&spanBatch{}, b); !errors.Is(err, errBadSpanLog) {
 		t.Errorf("a key past the table: %v, want %v", err, errBadSpanLog)
 	}
+	// Spans (no ordinal, wall delta 0, no keys) whose counts or
+	// references do not hold: each is a corrupt log and leaves the batch
+	// as it was, while the same span with the value in range reads.
+	nids := uint64(m.ids.Len())
+	for _, tc := range []struct {
+		name      string
+		bad, good []byte
+	}{
+		// Non-causal, 1 event, 2 kept (1 kept at position 0, kind 1,
+		// thread, times, message and text 0).
+		{"more events kept than the span has", []byte{9, 0, 0, 1, 2}, []byte{9, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0}},
+		// Non-causal, 1 event, 1 kept at position 1 (0).
+		{"an event past the span's count", []byte{9, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0}, []byte{9, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0}},
+		// 1 event whose message is past the keys and the table (the
+		// table's last).
+		{"a message past the table", append(binary.AppendUvarint([]byte{8, 0, 0, 1, 1, 0, 0, 0}, nids+1), 0),
+			append(binary.AppendUvarint([]byte{8, 0, 0, 1, 1, 0, 0, 0}, nids), 0)},
+	} {
+		var batch spanBatch
+		rs := &replaySource{m: m, clockAt: -1, texts: map[string]string{}}
+		if _, err := rs.read(&batch, tc.bad); !errors.Is(err, errBadSpanLog) {
+			t.Errorf("%s: %v, want %v", tc.name, err, errBadSpanLog)
+		}
+		if len(batch.merged) != 0 || len(batch.evs) != 0 || len(batch.keys) != 0 {
+			t.Errorf("%s: the batch has %d spans, %d events, %d keys", tc.name, len(batch.merged), len(batch.evs), len(batch.keys))
+		}
+		if n, err := rs.read(&batch, tc.good); err != nil || n != len(tc.good) || len(batch.merged) != 1 || len(batch.evs) != 1 {
+			t.Errorf("%s, in range: %d of %d bytes, %d spans, %d events, error %v", tc.name, n, len(tc.good), len(batch.merged), len(batch.evs), err)
+		}
+	}
 }
 
 // BenchmarkSpanLogRoundTrip writes one node's spans (node 1 of the
