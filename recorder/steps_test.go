@@ -91,6 +91,7 @@ func TestFlushWhileNaming(t *testing.T) {
 	defer rec.Stop()
 	const workers, rounds = 8, 200
 	var wg sync.WaitGroup
+	var started atomic.Int32
 	stop := make(chan struct{})
 	for w := range workers {
 		wg.Add(1)
@@ -105,14 +106,24 @@ func TestFlushWhileNaming(t *testing.T) {
 				}
 				event.SetGoroutineName(fmt.Sprintf("namer-%d", w))
 				emitCounted(1)
+				if i == 0 {
+					started.Add(1)
+				}
 				if i%16 == 0 {
 					runtime.Gosched()
 				}
 			}
 		}()
 	}
+	// The flushes race with the namers only once they run: the flusher
+	// and this goroutine, waking each other, can keep the namers waiting
+	// in the run queue for all the rounds (CI saw no events at all).
+	for started.Load() < workers {
+		runtime.Gosched()
+	}
 	for range rounds {
 		theSession.flushNow()
+		runtime.Gosched()
 	}
 	close(stop)
 	wg.Wait()
