@@ -2,9 +2,9 @@ package flow
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"unicode/utf8"
 
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -106,7 +106,7 @@ func (f *jfrFields) decodeRaw(b []byte, ops []fieldOp, c *jfr.Chunk) bool {
 		switch op {
 		case opLong:
 			if len(b)-pos >= 8 {
-				if v, n := uvarint8(binary.LittleEndian.Uint64(b[pos:])); n > 0 {
+				if v, n := leb128.FromWord(binary.LittleEndian.Uint64(b[pos:])); n > 0 {
 					f.ints[i], pos = int64(v), pos+n
 					continue
 				}
@@ -240,22 +240,6 @@ func uvarint(b []byte, pos int) (v uint64, n int) {
 		return 0, 0
 	}
 	return v | uint64(b[pos+8])<<56, 9
-}
-
-// uvarint8 decodes the varint that starts the eight bytes x (little
-// endian) at once, without a branch per byte: the records' times and
-// message IDs take five to nine bytes, their other longs one to four,
-// and uvarint's loop exit was mispredicted at a different length from
-// field to field. n is 0 if the varint is longer than x.
-func uvarint8(x uint64) (v uint64, n int) {
-	last := ^x & 0x8080808080808080 // the high bits of bytes that end a varint
-	if last == 0 {
-		return 0, 0
-	}
-	x &= last ^ (last - 1) // the bytes up to the first end
-	v = x&0x7f | x>>1&(0x7f<<7) | x>>2&(0x7f<<14) | x>>3&(0x7f<<21) |
-		x>>4&(0x7f<<28) | x>>5&(0x7f<<35) | x>>6&(0x7f<<42) | x>>7&(0x7f<<49)
-	return v, bits.TrailingZeros64(last)>>3 + 1
 }
 
 // fromValues takes the fields the generic decoder decoded.

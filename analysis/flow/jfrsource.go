@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -671,12 +672,12 @@ func (s *jfrSource) deliver(b *spanBatch, buf []byte, truncated, nonCausal, outF
 
 // heldVarint decodes the varint (encoding/binary's) at buf[*pos:] and
 // moves *pos past it: an event's ticks in a held span, three to six
-// bytes, from one 8-byte load where buf has eight bytes left (uvarint8:
+// bytes, from one 8-byte load where buf has eight bytes left (leb128.FromWord:
 // within eight bytes encoding/binary's varints are JFR's).
 func heldVarint(buf []byte, pos *int) int64 {
 	var ux uint64
 	if p := *pos; len(buf)-p >= 8 {
-		v, n := uvarint8(binary.LittleEndian.Uint64(buf[p:]))
+		v, n := leb128.FromWord(binary.LittleEndian.Uint64(buf[p:]))
 		if n > 0 {
 			*pos, ux = p+n, v
 			return int64(ux>>1) ^ -int64(ux&1)

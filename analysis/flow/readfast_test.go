@@ -66,7 +66,7 @@ func TestTickNanos(t *testing.T) {
 }
 
 // TestUvarintWhole: the record decoder's eight-bytes-at-once varints
-// (uvarint8, and decodeRaw's longs through it) read what a byte-by-byte
+// (leb128.FromWord, and decodeRaw's longs through it) read what a byte-by-byte
 // read of JFR's varints reads (at most nine bytes, the ninth taking eight
 // bits; nothing when the record ends first), at every offset of random
 // bytes and of varints of every length, up to the end of the buffer.
@@ -111,8 +111,8 @@ func TestUvarintWhole(t *testing.T) {
 				t.Fatalf("uvarint(% x, %d) = %d, %d; want %d, %d", b, pos, v, n, wv, wn)
 			}
 			if len(b)-pos >= 8 {
-				if v, n := uvarint8(binary.LittleEndian.Uint64(b[pos:])); n != 0 && (v != wv || n != wn) || n == 0 && wn < 9 && wn > 0 {
-					t.Fatalf("uvarint8(% x) = %d, %d; want %d, %d", b[pos:pos+8], v, n, wv, wn)
+				if v, n := leb128.FromWord(binary.LittleEndian.Uint64(b[pos:])); n != 0 && (v != wv || n != wn) || n == 0 && wn < 9 && wn > 0 {
+					t.Fatalf("FromWord(% x) = %d, %d; want %d, %d", b[pos:pos+8], v, n, wv, wn)
 				}
 			}
 			// A record of two longs: the varint at pos, then 5, then

@@ -10,6 +10,7 @@ import (
 	"runtime"
 
 	"github.com/flightrec/flightrec/internal/flowspec"
+	"github.com/flightrec/flightrec/internal/leb128"
 )
 
 // Merge's first pass decodes every input once. Each input's read-ahead
@@ -371,14 +372,14 @@ type spanDec struct {
 func (d *spanDec) uvarint() uint64 {
 	// Most of a log's varints take one byte; the others (keys, times)
 	// two to eight, read from one 8-byte load where eight bytes are left
-	// (uvarint8; within eight bytes encoding/binary's varints are JFR's),
+	// (leb128.FromWord; within eight bytes encoding/binary's varints are JFR's),
 	// not a loop whose exit is mispredicted from one field to the next.
 	if p := d.pos; p >= 0 && len(d.b)-p >= 8 {
 		if c := d.b[p]; c < 0x80 {
 			d.pos = p + 1
 			return uint64(c)
 		}
-		if v, n := uvarint8(binary.LittleEndian.Uint64(d.b[p:])); n > 0 {
+		if v, n := leb128.FromWord(binary.LittleEndian.Uint64(d.b[p:])); n > 0 {
 			d.pos = p + n
 			return v
 		}

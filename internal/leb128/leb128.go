@@ -72,6 +72,22 @@ func Word(v uint64) (uint64, int) {
 	return x | wordContinued[l], int(wordLen[l])
 }
 
+// FromWord decodes the varint that starts the eight bytes x (loaded
+// little-endian), Word's inverse: the bytes up to the first without its
+// high bit, their 7-bit groups gathered by shifts, without a branch per
+// byte (a loop's exit, at a length that changes from field to field, is
+// mispredicted). n is 0 if the varint is longer than x.
+func FromWord(x uint64) (v uint64, n int) {
+	last := ^x & 0x8080808080808080 // the high bits of bytes that end a varint
+	if last == 0 {
+		return 0, 0
+	}
+	x &= last ^ (last - 1) // the bytes up to the first end
+	v = x&0x7f | x>>1&(0x7f<<7) | x>>2&(0x7f<<14) | x>>3&(0x7f<<21) |
+		x>>4&(0x7f<<28) | x>>5&(0x7f<<35) | x>>6&(0x7f<<42) | x>>7&(0x7f<<49)
+	return v, bits.TrailingZeros64(last)>>3 + 1
+}
+
 // wordLen is the length of the encoding of a value of l bits, up to 56,
 // wordContinued its continuation bits (on every byte but the last).
 var (

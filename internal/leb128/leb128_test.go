@@ -96,3 +96,22 @@ func FuzzUvarint(f *testing.F) {
 		}
 	})
 }
+
+// TestFromWord: FromWord reads back what Word writes, whatever follows in
+// the word, and refuses a varint longer than eight bytes.
+func TestFromWord(t *testing.T) {
+	for l := 0; l <= 56; l++ {
+		for _, v := range []uint64{1<<l - 1, 1 << l >> 1} {
+			if v > WordMax {
+				continue
+			}
+			x, n := Word(v)
+			if got, m := FromWord(x | ^uint64(0)<<(8*n)&^(1<<63)); got != v || m != n {
+				t.Fatalf("FromWord(Word(%#x)) = %#x, %d; want %d bytes", v, got, m, n)
+			}
+		}
+	}
+	if _, n := FromWord(^uint64(0)); n != 0 {
+		t.Errorf("FromWord of eight continued bytes: length %d, want 0", n)
+	}
+}
