@@ -130,8 +130,13 @@ func TestLateFlusherGrowsPool(t *testing.T) {
 	emitted := 0
 	// late keeps the flusher from running, from its next wake-up until
 	// fill reports that enough was emitted, and then lets it catch up.
-	late := func(fill func(n int) bool) {
+	// fill is given the events emitted since late began: from then until
+	// the flusher is held it stays parked, so those wait in buffers too
+	// (on a loaded machine the flusher can take a while to wake and be
+	// held, and counting only from then asked the pool for more).
+	late := func(fill func(since int) bool) {
 		t.Helper()
+		start := emitted
 		hold.Store(true)
 		for waited := false; !waited; {
 			emitCounted(1000, emitted)
@@ -145,7 +150,7 @@ func TestLateFlusherGrowsPool(t *testing.T) {
 				t.Fatal("the flusher was never woken")
 			}
 		}
-		for n := 0; !fill(n); n += 1000 {
+		for !fill(emitted - start) {
 			emitCounted(1000, emitted)
 			emitted += 1000
 		}
@@ -157,14 +162,14 @@ func TestLateFlusherGrowsPool(t *testing.T) {
 	}
 	// Until three quarters of the pool are full: nothing dropped, but
 	// the flusher finds fewer than a quarter free.
-	perBuffer, full0 := 0, 0
-	late(func(n int) bool {
+	perBuffer, full0, since0, first := 0, 0, 0, true
+	late(func(since int) bool {
 		full := len(s.Full)
-		if n == 0 {
-			full0 = full
+		if first {
+			full0, since0, first = full, since, false
 		}
 		if full >= 3*base/4+2 {
-			perBuffer = n / (full - full0)
+			perBuffer = (since - since0) / (full - full0)
 			return true
 		}
 		return false
@@ -176,7 +181,7 @@ func TestLateFlusherGrowsPool(t *testing.T) {
 		t.Fatalf("the pool kept its %d buffers after the flusher found it nearly full", base)
 	}
 	more := 5 * base * perBuffer / 4
-	late(func(n int) bool { return n >= more })
+	late(func(since int) bool { return since >= more })
 	if n := s.DroppedEvents.Load(); n > 0 {
 		t.Errorf("%d of %d events dropped in a wait that fills a pool and a quarter (pool grew from %d to %d buffers)",
 			n, more, base, s.Buffers())
