@@ -73,17 +73,8 @@ func TestRingReusesMemory(t *testing.T) {
 	}
 	next := 0
 	chunk := func() {
-		first := true
-		for size := 0; size < cut; {
-			p := parts[next%len(parts)]
-			next++
-			seg := segment{first: first, parts: [][]byte{p}, header: hdr}
-			if first {
-				seg.parts = [][]byte{{0, 0, 0, 0}, p}
-			}
-			r.ringAdd(seg, end)
-			size += int(seg.size())
-			first = false
+		for size := 0; size < cut; next++ {
+			size += ringAddPart(r, size == 0, parts[next%len(parts)], hdr, end)
 		}
 	}
 	for range 6 { // fill the ring
@@ -117,6 +108,17 @@ func TestRingReusesMemory(t *testing.T) {
 	}
 }
 
+// ringAddPart adds to r a segment of part, the first of a chunk (after 4
+// bytes of header) if first, and returns its size.
+func ringAddPart(r *Recording, first bool, part, hdr []byte, end time.Time) int {
+	seg := segment{first: first, parts: [][]byte{part}, header: hdr}
+	if first {
+		seg.parts = [][]byte{{0, 0, 0, 0}, part}
+	}
+	r.ringAdd(seg, end)
+	return int(seg.size())
+}
+
 func capsOf(chunks []ringChunk) []int {
 	var caps []int
 	for _, c := range chunks {
@@ -141,22 +143,12 @@ func TestRingReusesMemoryAfterCuts(t *testing.T) {
 	// chunk adds a chunk of flushpoints of part's size up to the cut size,
 	// or, if cutShort, one of short's.
 	chunk := func(cutShort bool) {
-		first := true
+		if cutShort {
+			ringAddPart(r, true, short, hdr, end)
+			return
+		}
 		for size := 0; size < cut; {
-			p := part
-			if cutShort {
-				p = short
-			}
-			seg := segment{first: first, parts: [][]byte{p}, header: hdr}
-			if first {
-				seg.parts = [][]byte{{0, 0, 0, 0}, p}
-			}
-			r.ringAdd(seg, end)
-			size += int(seg.size())
-			first = false
-			if cutShort {
-				return
-			}
+			size += ringAddPart(r, size == 0, part, hdr, end)
 		}
 	}
 	// pattern: two full chunks, then a short one, as streams come and go.
