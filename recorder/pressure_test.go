@@ -162,11 +162,11 @@ func TestLateFlusherGrowsPool(t *testing.T) {
 	}
 	// Until three quarters of the pool are full: nothing dropped, but
 	// the flusher finds fewer than a quarter free.
-	perBuffer, full0, since0, first := 0, 0, 0, true
+	perBuffer, full0, since0 := 0, -1, 0
 	late(func(since int) bool {
 		full := len(s.Full)
-		if first {
-			full0, since0, first = full, since, false
+		if full0 < 0 {
+			full0, since0 = full, since
 		}
 		if full >= 3*base/4+2 {
 			perBuffer = (since - since0) / (full - full0)

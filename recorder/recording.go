@@ -332,7 +332,7 @@ func (r *Recording) reclaimRoom(c *ringChunk) {
 		return
 	}
 	big := c.data
-	c.data = append([]byte(nil), big...)
+	c.data = slices.Clone(big)
 	if cap(big) > cap(r.spare) {
 		r.spare = big[:0]
 	}
@@ -378,11 +378,9 @@ func (r *Recording) ringAdd(seg segment, end time.Time) {
 		// eighth over, so that its flushpoints are appended without
 		// regrowth; a chunk cut short leaves its memory to the next
 		// (reclaimRoom).
-		if n := len(r.chunks); n > 0 {
-			r.reclaimRoom(&r.chunks[n-1])
-		}
 		want := seg.size()
 		if n := len(r.chunks); n > 0 {
+			r.reclaimRoom(&r.chunks[n-1])
 			want = max(want, int64(len(r.chunks[n-1].data)))
 		}
 		if want >= r.cfg.maxChunkSize {

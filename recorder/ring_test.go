@@ -84,13 +84,7 @@ func TestRingReusesMemory(t *testing.T) {
 	// arrays of its chunks and its spare, and the list of chunks its own.
 	// (Checked by address rather than by counting allocations, which
 	// other goroutines of the test binary would disturb.)
-	known := map[*byte]bool{}
-	if cap(r.spare) > 0 {
-		known[unsafe.SliceData(r.spare)] = true
-	}
-	for _, c := range r.chunks {
-		known[unsafe.SliceData(c.data)] = true
-	}
+	known := ringMemory(r)
 	list := unsafe.SliceData(r.chunks)
 	for i := range 30 {
 		chunk()
@@ -117,6 +111,18 @@ func ringAddPart(r *Recording, first bool, part, hdr []byte, end time.Time) int 
 	}
 	r.ringAdd(seg, end)
 	return int(seg.size())
+}
+
+// ringMemory returns the arrays r holds: its chunks' and its spare's.
+func ringMemory(r *Recording) map[*byte]bool {
+	known := map[*byte]bool{}
+	if cap(r.spare) > 0 {
+		known[unsafe.SliceData(r.spare)] = true
+	}
+	for _, c := range r.chunks {
+		known[unsafe.SliceData(c.data)] = true
+	}
+	return known
 }
 
 func capsOf(chunks []ringChunk) []int {
@@ -156,13 +162,7 @@ func TestRingReusesMemoryAfterCuts(t *testing.T) {
 	for i := range 12 { // fill the ring
 		chunk(pattern(i))
 	}
-	known := map[*byte]bool{}
-	if cap(r.spare) > 0 {
-		known[unsafe.SliceData(r.spare)] = true
-	}
-	for _, c := range r.chunks {
-		known[unsafe.SliceData(c.data)] = true
-	}
+	known := ringMemory(r)
 	for i := range 30 {
 		chunk(pattern(i))
 		for j, c := range r.chunks[:len(r.chunks)-1] {
