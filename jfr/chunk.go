@@ -103,7 +103,8 @@ type Chunk struct {
 	Header   Header
 	Metadata *Metadata
 
-	data  []byte // the chunk, header included
+	data  []byte // the chunk, header included, from byte base
+	base  int64  // 0 but for LiveChunk.DispatchFlush's view of a flush
 	pools *pools
 	clock Clock
 }
@@ -336,11 +337,14 @@ func (c *Chunk) loadCheckpoint(off int64, ar *arena) error {
 // after its type id (so that d.pos is an offset in the record), and the
 // type id.
 func (c *Chunk) record(off int64) (*decoder, int64, error) {
-	size, typ, hdr, err := recordHeader(c.data, off)
+	if off < c.base {
+		return nil, 0, c.errorAt(off, fmt.Errorf("record at %d is before the %d bytes held from %d", off, len(c.data), c.base))
+	}
+	size, typ, hdr, err := recordHeader(c.data, off-c.base)
 	if err != nil {
 		return nil, 0, c.errorAt(off, err)
 	}
-	d := &decoder{b: c.data[off : off+size], pos: hdr, pools: c.pools}
+	d := &decoder{b: c.data[off-c.base : off-c.base+size], pos: hdr, pools: c.pools}
 	return d, typ, nil
 }
 

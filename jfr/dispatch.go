@@ -143,17 +143,53 @@ func (h *EventHandlers) lookup(id int64) typeHandlers {
 // Dispatch stops at the first error, a record it cannot walk or the
 // decoding error a handler met (Event.Err).
 func (l *LiveChunk) Dispatch(from, to int64, h *EventHandlers, ev *Event) error {
-	c := l.c
-	if !h.any || c == nil {
+	if l.c == nil {
 		return nil
 	}
-	if from < HeaderSize || from > to || to > int64(len(c.data)) {
-		return c.errorAt(from, fmt.Errorf("records from %d to %d are not in the %d bytes of the chunk", from, to, len(c.data)))
+	return l.dispatch(l.c, from, to, h, ev)
+}
+
+// DispatchFlush is Dispatch over the records of flush, the chunk's bytes
+// from byte offset base of the chunk (such as what a flush added),
+// rather than over the bytes the last Extend was given: from and to are
+// offsets in the chunk, between base and base+len(flush). Extend (whose
+// data need hold only the chunk's metadata and checkpoints, the records
+// LoadConstants reads) and LoadConstants still read the chunk; the events
+// are read from flush. So a reader that gets the chunk a flush at a time
+// need not keep the events of past flushes, nor write those of the new
+// one at their place in a buffer of the whole chunk.
+//
+// The events' Offsets, Sizes and errors are the chunk's, as Dispatch's.
+// Their Chunk is a view of the chunk whose bytes are flush's only, valid
+// during the call: it decodes (and Raw returns) the events of flush only.
+func (l *LiveChunk) DispatchFlush(base int64, flush []byte, from, to int64, h *EventHandlers, ev *Event) error {
+	if l.c == nil {
+		return nil
 	}
-	data := c.data[:to]
+	if base < 0 || from < base || to > base+int64(len(flush)) {
+		return l.c.errorAt(from, fmt.Errorf("records from %d to %d are not in the %d bytes of the flush from %d", from, to, len(flush), base))
+	}
+	l.view = *l.c
+	l.view.data, l.view.base = flush, base
+	return l.dispatch(&l.view, from, to, h, ev)
+}
+
+// dispatch is Dispatch over c, the chunk or a view of it (its data from
+// c.base).
+func (l *LiveChunk) dispatch(c *Chunk, from, to int64, h *EventHandlers, ev *Event) error {
+	if !h.any {
+		return nil
+	}
+	base := c.base
+	if from < max(HeaderSize, base) || from > to || to > base+int64(len(c.data)) {
+		return c.errorAt(from, fmt.Errorf("records from %d to %d are not in the %d bytes of the chunk", from, to, base+int64(len(c.data))))
+	}
+	// data and pos are offsets from base; the events' and errors' are
+	// offsets in the chunk.
+	data := c.data[:to-base]
 	loaded := false
 	lastID, cl, fns := int64(-1), (*Class)(nil), typeHandlers{}
-	for pos := from; pos < int64(len(data)); {
+	for pos := from - base; pos < int64(len(data)); {
 		// Walked in place, a record at a time: the common header (a
 		// size and a type id of one byte each) is read here, any
 		// other by recordHeader, which checks every bound.
@@ -163,11 +199,11 @@ func (l *LiveChunk) Dispatch(from, to int64, h *EventHandlers, ev *Event) error 
 		} else {
 			var err error
 			if size, typ, _, err = recordHeader(data, pos); err != nil {
-				return c.errorAt(pos, err)
+				return c.errorAt(base+pos, err)
 			}
 		}
 		if size > int64(len(data))-pos {
-			return c.errorAt(pos, fmt.Errorf("record size %d exceeds the %d bytes left in the flush", size, int64(len(data))-pos))
+			return c.errorAt(base+pos, fmt.Errorf("record size %d exceeds the %d bytes left in the flush", size, int64(len(data))-pos))
 		}
 		off := pos
 		pos += size
@@ -177,7 +213,7 @@ func (l *LiveChunk) Dispatch(from, to int64, h *EventHandlers, ev *Event) error 
 				continue
 			}
 			if cl = c.Metadata.Class(typ); cl == nil || typ < 2 {
-				return c.errorAt(off, fmt.Errorf("record of type %d is not an event", typ))
+				return c.errorAt(base+off, fmt.Errorf("record of type %d is not an event", typ))
 			}
 			lastID, fns = typ, f
 			if !loaded {
@@ -190,12 +226,12 @@ func (l *LiveChunk) Dispatch(from, to int64, h *EventHandlers, ev *Event) error 
 		}
 		if len(fns.batch) > 0 {
 			var err error
-			if pos, err = l.dispatchBatch(data, off, typ, cl, fns.batch, ev); err != nil {
+			if pos, err = l.dispatchBatch(c, data, off, typ, cl, fns.batch, ev); err != nil {
 				return err
 			}
 			continue
 		}
-		ev.prepareLazy(c, cl, c.Offset+off, size)
+		ev.prepareLazy(c, cl, c.Offset+base+off, size)
 		for _, fn := range fns.each {
 			fn(ev)
 		}
@@ -364,14 +400,14 @@ func (b *EventBatch) Type() *Class {
 // dispatchBatch hands the row of events of type cl (id typ) from the
 // record at off in data to each of fns in turn, and returns the offset of
 // the first record after the row.
-func (l *LiveChunk) dispatchBatch(data []byte, off, typ int64, cl *Class, fns []func(*EventBatch), ev *Event) (int64, error) {
+func (l *LiveChunk) dispatchBatch(c *Chunk, data []byte, off, typ int64, cl *Class, fns []func(*EventBatch), ev *Event) (int64, error) {
 	b := &l.batch
 	id := -1
 	if typ < 0x80 {
 		id = int(typ)
 	}
-	*b = EventBatch{ev: ev, data: data, offset: l.c.Offset, next: int(off), start: int(off), id: id, typ: typ, like: 1 << 16}
-	ev.prepareLazy(l.c, cl, l.c.Offset+off, 0)
+	*b = EventBatch{ev: ev, data: data, offset: c.Offset + c.base, next: int(off), start: int(off), id: id, typ: typ, like: 1 << 16}
+	ev.prepareLazy(c, cl, c.Offset+c.base+off, 0)
 	for i, fn := range fns {
 		if i > 0 {
 			// The row again, up to its end.

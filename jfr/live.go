@@ -23,6 +23,7 @@ type LiveChunk struct {
 	cpCount  int
 	ar       *arena     // holds the constants' fields
 	batch    EventBatch // Dispatch's, for batch handlers
+	view     Chunk      // DispatchFlush's
 }
 
 // NewLiveChunk returns a LiveChunk; opts may be nil. Call Start before

@@ -530,7 +530,10 @@ func (r *Reader) LoadEvent(ev *Event) error {
 // record's size and type id; they share memory with the chunk. A malformed
 // record may end early.
 func (e *Event) Raw() []byte {
-	start := e.Offset - e.Chunk.Offset
+	start := e.Offset - e.Chunk.Offset - e.Chunk.base
+	if start < 0 {
+		return nil
+	}
 	if hdr, ok := shortRecordHeader(e.Chunk.data, start); ok {
 		if hdr == 0 {
 			return nil
@@ -605,7 +608,7 @@ func (c *Chunk) DecodeEvent(rec Record, ev *Event) error {
 // event record of this chunk.
 func (c *Chunk) eventClass(rec Record) (*Class, error) {
 	start := rec.Offset - c.Offset
-	if start < HeaderSize || rec.Size <= 0 || start+rec.Size > int64(len(c.data)) {
+	if start < max(HeaderSize, c.base) || rec.Size <= 0 || start+rec.Size > c.base+int64(len(c.data)) {
 		return nil, c.errorAt(start, fmt.Errorf("record at %d (%d bytes) is not in this chunk", rec.Offset, rec.Size))
 	}
 	cl := c.Metadata.Class(rec.TypeID)
@@ -651,7 +654,7 @@ func (e *Event) Err() error { return e.err }
 
 // decodeEvent decodes the fields of the record into ev.
 func (c *Chunk) decodeEvent(rec Record, cl *Class, ev *Event) error {
-	start := rec.Offset - c.Offset
+	start := rec.Offset - c.Offset - c.base
 	b := c.data[start : start+rec.Size]
 	d := decoder{b: b, pools: c.pools}
 	d.uvarint() // size
