@@ -22,6 +22,18 @@ func TestLiveChunkDispatchFlush(t *testing.T) {
 	for i, ev := range want {
 		raws[i] = bytes.Clone(ev.Raw())
 	}
+	// One handler of the type takes its rows (EachEvent); with a
+	// second, Dispatch calls both for each event.
+	for _, handlers := range []int{1, 2} {
+		dispatchByFlush(t, data, headers, want, raws, handlers)
+	}
+	checkDispatchFlushErrors(t, data, headers, want)
+}
+
+// dispatchByFlush dispatches liveFlushes' chunk as a stream reading by
+// flush does, to handlers handlers of go.AllKinds, and checks the events.
+func dispatchByFlush(t *testing.T, data, headers [][]byte, want []*Event, raws [][]byte, handlers int) {
+	n := len(data)
 	live := NewLiveChunk(nil)
 	live.Start(2, 500)
 	var h EventHandlers
@@ -59,7 +71,8 @@ func TestLiveChunkDispatchFlush(t *testing.T) {
 		c, err := live.Extend(headers[flush], chunk)
 		must(t, err)
 		if flush == 0 {
-			h.Set(class(t, c.Metadata, "go.AllKinds").ID, []func(*Event){handle})
+			fns := []func(*Event){handle, func(*Event) {}}
+			h.Set(class(t, c.Metadata, "go.AllKinds").ID, fns[:handlers])
 		}
 		buf = append(buf[:0], data[flush][base:]...)
 		must(t, live.DispatchFlush(base, buf, max(base, HeaderSize), end, &h, &ev))
@@ -70,9 +83,15 @@ func TestLiveChunkDispatchFlush(t *testing.T) {
 		base = end
 	}
 	if got != len(want) {
-		t.Errorf("handled %d events flush by flush, the whole chunk has %d", got, len(want))
+		t.Errorf("%d handlers: handled %d events flush by flush, the whole chunk has %d", handlers, got, len(want))
 	}
+}
 
+// checkDispatchFlushErrors: DispatchFlush's errors name the chunk's
+// offsets, as Dispatch's.
+func checkDispatchFlushErrors(t *testing.T, data, headers [][]byte, want []*Event) {
+	n := len(data)
+	var ev Event
 	// A record's size byte made too large: the same error as Dispatch's.
 	last := want[len(want)-1]
 	if last.Offset < int64(len(data[n-2])) {
