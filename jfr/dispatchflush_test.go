@@ -117,6 +117,34 @@ func checkDispatchFlushErrors(t *testing.T, data, headers [][]byte, want []*Even
 	if !errors.As(whole, &fw) || !errors.As(part, &fp) || fw.Offset != fp.Offset || fp.Offset != 500+last.Offset {
 		t.Errorf("corrupt record at %d: Dispatch: %v; DispatchFlush: %v; want the same FormatError at %d", last.Offset, whole, part, 500+last.Offset)
 	}
+	// A field that runs past its record (the last byte a varint's
+	// continuation), found when a handler decodes it: the same error.
+	bad = bytes.Clone(data[n-1])
+	bad[last.Offset+last.Size-1] = 0x80
+	fieldErr := func(dispatch func(*LiveChunk, *EventHandlers) error) error {
+		live := NewLiveChunk(nil)
+		live.Start(2, 500)
+		c, err := live.Extend(headers[n-1], bad)
+		must(t, err)
+		var h EventHandlers
+		var decodeErr error
+		h.Set(class(t, c.Metadata, "go.AllKinds").ID, []func(*Event){func(ev *Event) {
+			if ev.Values(); ev.Err() != nil {
+				decodeErr = ev.Err()
+			}
+		}})
+		if err := dispatch(live, &h); err != nil && decodeErr == nil {
+			return err
+		}
+		return decodeErr
+	}
+	whole = fieldErr(func(l *LiveChunk, h *EventHandlers) error { return l.Dispatch(from, int64(len(bad)), h, &ev) })
+	part = fieldErr(func(l *LiveChunk, h *EventHandlers) error {
+		return l.DispatchFlush(from, bytes.Clone(bad[from:]), from, int64(len(bad)), h, &ev)
+	})
+	if !errors.As(whole, &fw) || !errors.As(part, &fp) || fw.Offset != fp.Offset || fw.Offset < 500+last.Offset || fw.Offset > 500+last.Offset+last.Size {
+		t.Errorf("field past the end of the record at %d: Dispatch: %v; DispatchFlush: %v; want the same FormatError in the record", last.Offset, whole, part)
+	}
 	for _, r := range [][2]int64{{from - 1, int64(len(bad))}, {from, int64(len(bad)) + 1}, {from + 1, from}} {
 		err := errOf(func(l *LiveChunk, h *EventHandlers) error {
 			return l.DispatchFlush(from, bad[from:], r[0], r[1], h, &ev)

@@ -665,7 +665,7 @@ func (c *Chunk) decodeEvent(rec Record, cl *Class, ev *Event) error {
 	d.fields(cl.Fields, fields, &ev.arena)
 	ev.Fields = fields
 	if d.err != nil {
-		return c.errorAt(start+int64(d.pos), fmt.Errorf("event %s: %w", cl.Name, d.err))
+		return c.errorAt(c.base+start+int64(d.pos), fmt.Errorf("event %s: %w", cl.Name, d.err))
 	}
 	return nil
 }
