@@ -344,12 +344,14 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	// the emitters ran out of buffers.
 	copyLimit := s.BaseBuffers() * batch.BufferSize
 	spare := make(chan *gathered, 1)
-	spare <- newGathered()
+	// leases counts the flushes whose buffers streams still read (lend).
+	var leases atomic.Int32
+	spare <- newGathered(s, &leases)
 	writerBusy := func() bool { return len(spare) == 0 }
 	jobs := make(chan chunkJob, 1)
 	written := make(chan struct{})
 	go ss.chunkWriter(cb, jobs, spare, written)
-	cur := newGathered()
+	cur := newGathered(s, &leases)
 	// The flusher runs pinned, in steps, but while it waits (steps.go).
 	st := newSteps()
 	st.begin()
@@ -525,11 +527,16 @@ type gathered struct {
 	seenStack map[uint64]struct{}
 	seenStr   map[uint64]struct{}
 	seenFunc  map[uintptr]struct{}
+	// lease, when streams borrowed the held buffers (lend), recycles
+	// them once they are done; session and leases are for lend.
+	lease   *lease
+	session *batch.Session
+	leases  *atomic.Int32
 }
 
-func newGathered() *gathered {
+func newGathered(s *batch.Session, leases *atomic.Int32) *gathered {
 	return &gathered{seenGs: map[uint64]struct{}{}, seenStack: map[uint64]struct{}{}, seenStr: map[uint64]struct{}{},
-		seenFunc: map[uintptr]struct{}{}}
+		seenFunc: map[uintptr]struct{}{}, session: s, leases: leases}
 }
 
 // hold keeps a full buffer for the chunk, its records not yet taken
@@ -577,10 +584,16 @@ func addNew[T comparable](seen map[T]struct{}, list *[]T, vals []T) {
 // maxKeptCopy caps the copy buffer kept from one chunk to the next.
 const maxKeptCopy = 4 << 20
 
-// reset recycles the held buffers and empties g.
+// reset recycles the held buffers, or leaves them to their lease, and
+// empties g.
 func (g *gathered) reset(s *batch.Session) {
-	for _, b := range g.held {
-		s.Recycle(b)
+	if g.lease != nil {
+		g.lease.release()
+		g.lease = nil
+	} else {
+		for _, b := range g.held {
+			s.Recycle(b)
+		}
 	}
 	clear(g.held)
 	clear(g.parts)

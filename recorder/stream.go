@@ -29,6 +29,12 @@ import (
 //
 // Register handlers, then Start. Handlers run one at a time on the
 // stream's goroutine, a chunk's events in the order they were written.
+// A stream that has caught up reads a flush's events where the recorder
+// wrote them, in its buffers, which go back to the emitters once the
+// flush's handlers return; so a handler that blocks holds up to a third
+// of the recorder's buffers meanwhile (one flush's; the flushes after it
+// are copied, as they are for a stream behind), and the recorder grows
+// its pool of buffers if the emitters run short.
 type Stream struct {
 	opts []Option
 	rec  *Recording
@@ -54,7 +60,7 @@ type Stream struct {
 	// scan holds the ranges of cur's records run is to read, since the
 	// last flush sent: the emitted records of a flush with none of a
 	// handled type are left out of cur (their bytes not copied).
-	scan        [][2]int64
+	scan        []scanSpan
 	holes       [][2]int64   // the ranges of cur left out, in order
 	adopted     [][]byte     // deliver's scratch
 	wholeChunks bool         // OnChunk handlers need every byte
@@ -68,7 +74,11 @@ type Stream struct {
 	spare   chan []byte
 	dropped atomic.Int64 // flushes whose events the handlers did not get
 	copied  atomic.Int64 // bytes copied for the stream
-	done    chan struct{}
+	lent    atomic.Int64 // bytes read in place (lease)
+	// noLend is set once a segment handler is added: segments of lent
+	// records would hold the recorder's buffers past the flush.
+	noLend atomic.Bool
+	done   chan struct{}
 }
 
 // idleBuffers holds the chunk buffers of streams that are done with them,
@@ -148,8 +158,16 @@ type streamFlush struct {
 	// deliver appends the next flushes after them, into the same array
 	// while it has room, and never writes below len(data).
 	data   []byte
-	scan   [][2]int64 // the ranges of data's records to read
+	scan   []scanSpan // the records to read, in order
 	closed bool       // the chunk is complete
+	lease  *lease     // of the lent spans' buffers, released once read
+}
+
+// scanSpan is a range of a chunk's records for a stream to read: in its
+// chunk buffer, or, lent, in the recorder's buffer that lent holds.
+type scanSpan struct {
+	from, to int64
+	lent     []byte
 }
 
 // streamBacklog is how many flushes (seconds, at the default flush
@@ -171,9 +189,12 @@ func NewStream(opts ...Option) *Stream {
 // "app.HTTPRequest"). The event and its values are valid during the call
 // only: every call gets the same *jfr.Event, prepared afresh for each
 // record (jfr.LiveChunk.Dispatch), so a handler that keeps an event must
-// copy what it needs. Its fields are decoded when a handler first asks
-// for one (Field, Values, StartTime, Duration): ev.Fields is nil until
-// then. OnEvents, which hands over the events in rows, costs less.
+// copy what it needs: its values (strings, raw bytes) may point into the
+// recorder's own buffers, which the stream reads in place and which record
+// other events once the flush's handlers return. Its fields are decoded
+// when a handler first asks for one (Field, Values, StartTime, Duration):
+// ev.Fields is nil until then. OnEvents, which hands over the events in
+// rows, costs less.
 func (s *Stream) OnEvent(name string, fn func(*jfr.Event)) {
 	s.addHandler(name, eventHandler{each: fn})
 }
@@ -266,6 +287,7 @@ type segmentHandler struct {
 func (s *Stream) OnSegment(keep func(eventType string) bool, fn func(*Segment)) {
 	s.mu.Lock()
 	s.segments = append(s.segments, segmentHandler{keep, fn})
+	s.noLend.Store(true)
 	s.version++
 	s.hversion.Store(int64(s.version))
 	s.mu.Unlock()
@@ -344,7 +366,9 @@ func (s *Stream) Close() error {
 
 // deliver runs on the recorder's chunk writer, with each segment of the
 // stream recording's chunks: it must not wait. It copies the segment after
-// the chunk's bytes so far and tells run; when run is streamBacklog
+// the chunk's bytes so far, but for the emitted records that no handler
+// reads or that the recorder lends (they stay in its buffers, lease.go),
+// and tells run; when run is streamBacklog
 // flushes behind, the next message covers the bytes too, unless the chunk
 // ends (its last flushes are dropped) or begins (the whole chunk is).
 func (s *Stream) deliver(seg segment) {
@@ -387,34 +411,52 @@ func (s *Stream) deliver(seg segment) {
 		s.cur = grown
 	}
 	start := max(int64(len(s.cur)), jfr.HeaderSize)
-	var adopted [][]byte // the emitted records, where seg.parts has them
-	if recs := seg.recs; recs != nil && !s.wholeChunks && !s.handled.anyIn(s, recs) {
-		s.adopted = append(append(s.adopted[:0], recs.parts...), recs.copied)
-		adopted = s.adopted
+	// The emitted records that seg.parts has where recs has them are
+	// adopted: left out of cur, unread, when none is of a handled type;
+	// read in place from the recorder's buffers (lent) when run has read
+	// the flushes sent before, the buffers then recycled once it has read
+	// this one too (lease): a stream behind its flushes copies them.
+	var adopted [][]byte
+	var ls *lease
+	if recs := seg.recs; recs != nil && !s.wholeChunks {
+		if !s.handled.anyIn(s, recs) {
+			s.adopted = append(append(s.adopted[:0], recs.parts...), recs.copied)
+			adopted = s.adopted
+		} else if len(s.flushes) == 0 && !s.noLend.Load() {
+			if ls = recs.lend(); ls != nil {
+				adopted = recs.parts
+			}
+		}
 	}
-	holeStart, holeEnd := int64(-1), int64(-1)
+	from := start // of the span of cur's bytes being added
 	for _, p := range seg.parts {
 		for len(adopted) > 0 && len(adopted[0]) == 0 {
 			adopted = adopted[1:]
 		}
-		if len(p) > 0 && len(adopted) > 0 && &p[0] == &adopted[0][0] && len(p) == len(adopted[0]) {
-			// None of them is read: leave their bytes out.
-			adopted = adopted[1:]
-			if holeStart < 0 {
-				holeStart = int64(len(s.cur))
-			}
-			s.cur = s.cur[:len(s.cur)+len(p)]
-			holeEnd = int64(len(s.cur))
+		if len(p) == 0 || len(adopted) == 0 || &p[0] != &adopted[0][0] || len(p) != len(adopted[0]) {
+			s.cur = append(s.cur, p...)
+			s.copied.Add(int64(len(p)))
 			continue
 		}
-		s.cur = append(s.cur, p...)
-		s.copied.Add(int64(len(p)))
+		adopted = adopted[1:]
+		at := int64(len(s.cur))
+		if at > from {
+			s.scan = append(s.scan, scanSpan{from: from, to: at})
+		}
+		s.cur = s.cur[:at+int64(len(p))]
+		from = int64(len(s.cur))
+		if ls != nil {
+			s.scan = append(s.scan, scanSpan{from: at, to: from, lent: p})
+			s.lent.Add(int64(len(p)))
+		}
+		if n := len(s.holes); n > 0 && s.holes[n-1][1] == at {
+			s.holes[n-1][1] = from
+		} else {
+			s.holes = append(s.holes, [2]int64{at, from})
+		}
 	}
-	if end := int64(len(s.cur)); holeStart < 0 {
-		s.scan = append(s.scan, [2]int64{start, end})
-	} else {
-		s.scan = append(s.scan, [2]int64{start, holeStart}, [2]int64{holeEnd, end})
-		s.holes = append(s.holes, [2]int64{holeStart, holeEnd})
+	if end := int64(len(s.cur)); end > from {
+		s.scan = append(s.scan, scanSpan{from: from, to: end})
 	}
 	s.unsent++
 	if full {
@@ -423,7 +465,7 @@ func (s *Stream) deliver(seg segment) {
 		}
 		return
 	}
-	f := streamFlush{seq: s.seq, data: s.cur, scan: s.scan, closed: seg.closed}
+	f := streamFlush{seq: s.seq, data: s.cur, scan: s.scan, closed: seg.closed, lease: ls}
 	copy(f.header[:], seg.header)
 	s.flushes <- f
 	s.unsent, s.scan = 0, nil
@@ -613,6 +655,9 @@ func (s *Stream) run() {
 				}
 			}
 		}
+		if f.lease != nil {
+			f.lease.release()
+		}
 		for _, fn := range onFlush {
 			fn()
 		}
@@ -651,9 +696,23 @@ func dispatch(live *jfr.LiveChunk, f *streamFlush, handlers map[string][]eventHa
 	}
 	if len(handlers) > 0 && byID.update(c.Metadata, handlers, version) {
 		for _, span := range f.scan {
-			if err := live.Dispatch(span[0], span[1], &byID.byID, ev); err != nil {
+			var err error
+			if span.lent != nil {
+				err = live.DispatchFlush(span.from, span.lent, span.from, span.to, &byID.byID, ev)
+			} else {
+				err = live.Dispatch(span.from, span.to, &byID.byID, ev)
+			}
+			if err != nil {
 				return fmt.Errorf("recorder: stream: %w", err)
 			}
+		}
+	}
+	if len(segments) > 0 {
+		// A segment handler added after deliver lent f's records: they
+		// go where they belong in the chunk, which segments are cut
+		// from (deliver writes no hole's bytes).
+		for _, span := range f.scan {
+			copy(f.data[span.from:span.to], span.lent)
 		}
 	}
 	for i, h := range segments {
@@ -702,7 +761,7 @@ func (b *segmentBuilder) build(live *jfr.LiveChunk, c *jfr.Chunk, f *streamFlush
 	seg.Parts = seg.Parts[:0]
 	end := int64(-1) // of the last part
 	for _, span := range f.scan {
-		r := live.Reader(span[0], span[1])
+		r := live.Reader(span.from, span.to)
 		for {
 			n, err := r.ReadRecords(b.recs[:])
 			if err == io.EOF {

@@ -51,7 +51,7 @@ func benchStream(b *testing.B, handledType string, batch bool) {
 	var handled int64
 	var published, flushes atomic.Int64
 	flushed := make(chan struct{}, 1)
-	var dropped, copied int64
+	var dropped, copied, lent int64
 	// The process's CPU time per event too: what the stream's goroutine
 	// and the recorder take, whatever other processes the cores run.
 	var cpuAlone, cpuWith, startClose []float64
@@ -134,6 +134,7 @@ func benchStream(b *testing.B, handledType string, batch bool) {
 		startClose = append(startClose, float64((c1-c0+cpu()-c2).Microseconds())/1000)
 		dropped += st.dropped.Load()
 		copied += st.copied.Load()
+		lent += st.lent.Load()
 	}
 	added := make([]float64, len(alone))
 	for i := range alone {
@@ -151,6 +152,7 @@ func benchStream(b *testing.B, handledType string, batch bool) {
 	b.ReportMetric(float64(dropped)/float64(b.N), "stream-dropped-flushes/op")
 	b.ReportMetric(float64(lost)/float64(b.N), "recorder-dropped-events/op")
 	b.ReportMetric(float64(copied)/float64(b.N*roundEvents), "stream-copied-B/event")
+	b.ReportMetric(float64(lent)/float64(b.N*roundEvents), "stream-lent-B/event")
 }
 
 func median(v []float64) float64 { return quantile(v, 0.5) }
