@@ -97,31 +97,9 @@ func checkDispatchFlushErrors(t *testing.T, data, headers [][]byte, want []*Even
 	if last.Offset < int64(len(data[n-2])) {
 		t.Fatalf("the last event (at %d) is not in the last flush", last.Offset)
 	}
-	bad := bytes.Clone(data[n-1])
-	bad[last.Offset] = 0x7f
-	errOf := func(dispatch func(*LiveChunk, *EventHandlers) error) error {
-		live := NewLiveChunk(nil)
-		live.Start(2, 500)
-		c, err := live.Extend(headers[n-1], bad)
-		must(t, err)
-		var h EventHandlers
-		h.Set(class(t, c.Metadata, "go.AllKinds").ID, []func(*Event){func(*Event) {}})
-		return dispatch(live, &h)
-	}
-	from := int64(len(data[n-2]))
-	whole := errOf(func(l *LiveChunk, h *EventHandlers) error { return l.Dispatch(from, int64(len(bad)), h, &ev) })
-	part := errOf(func(l *LiveChunk, h *EventHandlers) error {
-		return l.DispatchFlush(from, bytes.Clone(bad[from:]), from, int64(len(bad)), h, &ev)
-	})
-	var fw, fp *FormatError
-	if !errors.As(whole, &fw) || !errors.As(part, &fp) || fw.Offset != fp.Offset || fp.Offset != 500+last.Offset {
-		t.Errorf("corrupt record at %d: Dispatch: %v; DispatchFlush: %v; want the same FormatError at %d", last.Offset, whole, part, 500+last.Offset)
-	}
-	// A field that runs past its record (the last byte a varint's
-	// continuation), found when a handler decodes it: the same error.
-	bad = bytes.Clone(data[n-1])
-	bad[last.Offset+last.Size-1] = 0x80
-	fieldErr := func(dispatch func(*LiveChunk, *EventHandlers) error) error {
+	// errOf dispatches bad, the last flush's chunk, to a handler of
+	// go.AllKinds that decodes each event, and returns the error met.
+	errOf := func(bad []byte, dispatch func(*LiveChunk, *EventHandlers) error) error {
 		live := NewLiveChunk(nil)
 		live.Start(2, 500)
 		c, err := live.Extend(headers[n-1], bad)
@@ -129,26 +107,47 @@ func checkDispatchFlushErrors(t *testing.T, data, headers [][]byte, want []*Even
 		var h EventHandlers
 		var decodeErr error
 		h.Set(class(t, c.Metadata, "go.AllKinds").ID, []func(*Event){func(ev *Event) {
-			if ev.Values(); ev.Err() != nil {
+			if ev.Values(); ev.Err() != nil && decodeErr == nil {
 				decodeErr = ev.Err()
 			}
 		}})
-		if err := dispatch(live, &h); err != nil && decodeErr == nil {
+		if err := dispatch(live, &h); err != nil {
 			return err
 		}
 		return decodeErr
 	}
-	whole = fieldErr(func(l *LiveChunk, h *EventHandlers) error { return l.Dispatch(from, int64(len(bad)), h, &ev) })
-	part = fieldErr(func(l *LiveChunk, h *EventHandlers) error {
-		return l.DispatchFlush(from, bytes.Clone(bad[from:]), from, int64(len(bad)), h, &ev)
-	})
-	if !errors.As(whole, &fw) || !errors.As(part, &fp) || fw.Offset != fp.Offset || fw.Offset < 500+last.Offset || fw.Offset > 500+last.Offset+last.Size {
+	from := int64(len(data[n-2]))
+	// sameErr tells whether Dispatch and DispatchFlush of bad meet the
+	// same FormatError, and returns them and its offset.
+	sameErr := func(bad []byte) (whole, part error, off int64, same bool) {
+		whole = errOf(bad, func(l *LiveChunk, h *EventHandlers) error { return l.Dispatch(from, int64(len(bad)), h, &ev) })
+		part = errOf(bad, func(l *LiveChunk, h *EventHandlers) error {
+			return l.DispatchFlush(from, bytes.Clone(bad[from:]), from, int64(len(bad)), h, &ev)
+		})
+		var fw, fp *FormatError
+		same = errors.As(whole, &fw) && errors.As(part, &fp) && fw.Offset == fp.Offset
+		if same {
+			off = fw.Offset
+		}
+		return whole, part, off, same
+	}
+	bad := bytes.Clone(data[n-1])
+	bad[last.Offset] = 0x7f
+	if whole, part, off, same := sameErr(bad); !same || off != 500+last.Offset {
+		t.Errorf("corrupt record at %d: Dispatch: %v; DispatchFlush: %v; want the same FormatError at %d", last.Offset, whole, part, 500+last.Offset)
+	}
+	// A field that runs past its record (the last byte a varint's
+	// continuation), found when a handler decodes it: the same error.
+	field := bytes.Clone(data[n-1])
+	field[last.Offset+last.Size-1] = 0x80
+	if whole, part, off, same := sameErr(field); !same || off < 500+last.Offset || off > 500+last.Offset+last.Size {
 		t.Errorf("field past the end of the record at %d: Dispatch: %v; DispatchFlush: %v; want the same FormatError in the record", last.Offset, whole, part)
 	}
 	for _, r := range [][2]int64{{from - 1, int64(len(bad))}, {from, int64(len(bad)) + 1}, {from + 1, from}} {
-		err := errOf(func(l *LiveChunk, h *EventHandlers) error {
+		err := errOf(bad, func(l *LiveChunk, h *EventHandlers) error {
 			return l.DispatchFlush(from, bad[from:], r[0], r[1], h, &ev)
 		})
+		var fp *FormatError
 		if !errors.As(err, &fp) {
 			t.Errorf("DispatchFlush(%d, %d) of the flush from %d to %d: %v, want a FormatError", r[0], r[1], from, len(bad), err)
 		}
