@@ -57,9 +57,9 @@ type Stream struct {
 	// lastChunks are the sizes of the last two chunks, for the next
 	// one's buffer: at first, chunks cut at the default size.
 	lastChunks [2]int
-	// scan holds the ranges of cur's records run is to read, since the
-	// last flush sent: the emitted records of a flush with none of a
-	// handled type are left out of cur (their bytes not copied).
+	// scan holds the records run is to read since the last flush sent,
+	// in cur or lent: the emitted records of a flush with none of a
+	// handled type, and those lent, are left out of cur (not copied).
 	scan        []scanSpan
 	holes       [][2]int64   // the ranges of cur left out, in order
 	adopted     [][]byte     // deliver's scratch
