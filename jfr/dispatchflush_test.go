@@ -118,8 +118,8 @@ func checkDispatchFlushErrors(t *testing.T, data, headers [][]byte, want []*Even
 	}
 	from := int64(len(data[n-2]))
 	// sameErr tells whether Dispatch and DispatchFlush of bad meet the
-	// same FormatError, and returns them and its offset.
-	sameErr := func(bad []byte) (whole, part error, off int64, same bool) {
+	// same FormatError, and returns its offset and the two errors.
+	sameErr := func(bad []byte) (off int64, same bool, whole, part error) {
 		whole = errOf(bad, func(l *LiveChunk, h *EventHandlers) error { return l.Dispatch(from, int64(len(bad)), h, &ev) })
 		part = errOf(bad, func(l *LiveChunk, h *EventHandlers) error {
 			return l.DispatchFlush(from, bytes.Clone(bad[from:]), from, int64(len(bad)), h, &ev)
@@ -129,18 +129,18 @@ func checkDispatchFlushErrors(t *testing.T, data, headers [][]byte, want []*Even
 		if same {
 			off = fw.Offset
 		}
-		return whole, part, off, same
+		return off, same, whole, part
 	}
 	bad := bytes.Clone(data[n-1])
 	bad[last.Offset] = 0x7f
-	if whole, part, off, same := sameErr(bad); !same || off != 500+last.Offset {
+	if off, same, whole, part := sameErr(bad); !same || off != 500+last.Offset {
 		t.Errorf("corrupt record at %d: Dispatch: %v; DispatchFlush: %v; want the same FormatError at %d", last.Offset, whole, part, 500+last.Offset)
 	}
 	// A field that runs past its record (the last byte a varint's
 	// continuation), found when a handler decodes it: the same error.
 	field := bytes.Clone(data[n-1])
 	field[last.Offset+last.Size-1] = 0x80
-	if whole, part, off, same := sameErr(field); !same || off < 500+last.Offset || off > 500+last.Offset+last.Size {
+	if off, same, whole, part := sameErr(field); !same || off < 500+last.Offset || off > 500+last.Offset+last.Size {
 		t.Errorf("field past the end of the record at %d: Dispatch: %v; DispatchFlush: %v; want the same FormatError in the record", last.Offset, whole, part)
 	}
 	for _, r := range [][2]int64{{from - 1, int64(len(bad))}, {from, int64(len(bad)) + 1}, {from + 1, from}} {
