@@ -16,18 +16,15 @@ import (
 //
 // A stream's handler that takes long holds them meanwhile, so a session
 // lends one flush's buffers at a time (at most the third of the pool a
-// flush holds; maxLeases): while they are out, streams copy the next
-// flushes, as they did before, and the emitters have the rest of the
-// pool, which grows (growPool) when they run short.
+// flush holds): while they are out, streams copy the next flushes, as
+// they did before, and the emitters have the rest of the pool, which
+// grows (growPool) when they run short.
 type lease struct {
 	s    *batch.Session
-	out  *atomic.Int32 // the session's leases out
+	out  *atomic.Bool // the session has a lease out
 	bufs []*batch.Buffer
 	refs atomic.Int32
 }
-
-// maxLeases is how many flushes' buffers a session lends at a time.
-const maxLeases = 1
 
 // release drops a reference to l, and recycles its buffers with the last.
 func (l *lease) release() {
@@ -38,33 +35,20 @@ func (l *lease) release() {
 		l.s.Recycle(b)
 	}
 	clear(l.bufs)
-	l.out.Add(-1)
+	l.out.Store(false)
 }
 
 // lend returns the lease of g's held buffers, with a reference for the
-// caller to release, or nil if g has none or the session has lent as many
-// as it may. Called by the chunk writer while it writes g, before reset.
+// caller to release, or nil if g has none or the session has another
+// lease out. Called by the chunk writer while it writes g, before reset.
 func (g *gathered) lend() *lease {
 	if g.lease == nil {
-		if len(g.held) == 0 || g.session == nil || !takeLease(g.leases) {
+		if len(g.held) == 0 || !g.leaseOut.CompareAndSwap(false, true) {
 			return nil
 		}
-		g.lease = &lease{s: g.session, out: g.leases, bufs: slices.Clone(g.held)}
+		g.lease = &lease{s: g.session, out: g.leaseOut, bufs: slices.Clone(g.held)}
 		g.lease.refs.Store(1) // g's own, dropped by reset
 	}
 	g.lease.refs.Add(1)
 	return g.lease
-}
-
-// takeLease counts a lease out of the session's, unless maxLeases are.
-func takeLease(out *atomic.Int32) bool {
-	for {
-		n := out.Load()
-		if n >= maxLeases {
-			return false
-		}
-		if out.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
 }

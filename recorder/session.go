@@ -344,14 +344,14 @@ func (ss *session) flusher(s *batch.Session, cb *chunkBuilder, stop, done chan s
 	// the emitters ran out of buffers.
 	copyLimit := s.BaseBuffers() * batch.BufferSize
 	spare := make(chan *gathered, 1)
-	// leases counts the flushes whose buffers streams still read (lend).
-	var leases atomic.Int32
-	spare <- newGathered(s, &leases)
+	// leaseOut tells whether streams still read a flush's buffers (lend).
+	var leaseOut atomic.Bool
+	spare <- newGathered(s, &leaseOut)
 	writerBusy := func() bool { return len(spare) == 0 }
 	jobs := make(chan chunkJob, 1)
 	written := make(chan struct{})
 	go ss.chunkWriter(cb, jobs, spare, written)
-	cur := newGathered(s, &leases)
+	cur := newGathered(s, &leaseOut)
 	// The flusher runs pinned, in steps, but while it waits (steps.go).
 	st := newSteps()
 	st.begin()
@@ -527,16 +527,17 @@ type gathered struct {
 	seenStack map[uint64]struct{}
 	seenStr   map[uint64]struct{}
 	seenFunc  map[uintptr]struct{}
-	// lease, when streams borrowed the held buffers (lend), recycles
-	// them once they are done; session and leases are for lend.
-	lease   *lease
-	session *batch.Session
-	leases  *atomic.Int32
+	// session gets the held buffers back (reset); lease, when streams
+	// borrowed them (lend), once they are done. leaseOut is the
+	// session's: one lease out at a time.
+	session  *batch.Session
+	lease    *lease
+	leaseOut *atomic.Bool
 }
 
-func newGathered(s *batch.Session, leases *atomic.Int32) *gathered {
+func newGathered(s *batch.Session, leaseOut *atomic.Bool) *gathered {
 	return &gathered{seenGs: map[uint64]struct{}{}, seenStack: map[uint64]struct{}{}, seenStr: map[uint64]struct{}{},
-		seenFunc: map[uintptr]struct{}{}, session: s, leases: leases}
+		seenFunc: map[uintptr]struct{}{}, session: s, leaseOut: leaseOut}
 }
 
 // hold keeps a full buffer for the chunk, its records not yet taken
@@ -586,13 +587,13 @@ const maxKeptCopy = 4 << 20
 
 // reset recycles the held buffers, or leaves them to their lease, and
 // empties g.
-func (g *gathered) reset(s *batch.Session) {
+func (g *gathered) reset() {
 	if g.lease != nil {
 		g.lease.release()
 		g.lease = nil
 	} else {
 		for _, b := range g.held {
-			s.Recycle(b)
+			g.session.Recycle(b)
 		}
 	}
 	clear(g.held)
@@ -638,7 +639,7 @@ func (ss *session) chunkWriter(cb *chunkBuilder, jobs <-chan chunkJob, spare cha
 		t := phaseStart()
 		ss.writeFlush(cb, j)
 		phaseSince(phaseWriteFlush, t)
-		j.in.recs.reset(j.in.dropped)
+		j.in.recs.reset()
 		// Names retired long enough ago are forgotten; when the names
 		// are locked, at the next flush.
 		batch.TrySweepNames()
