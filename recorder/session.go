@@ -253,7 +253,7 @@ func (ss *session) applyTo(d *batch.Desc, m map[string]resolved) {
 		d.On.Store(false)
 		return
 	}
-	d.Stack.Store(v.stack)
+	d.SetStack(v.stack)
 	d.Threshold.Store(int64(float64(v.threshold) * float64(ss.tps) / 1e9))
 	d.Period.Store(int64(v.period))
 	d.On.Store(true)

@@ -129,7 +129,8 @@ type Desc struct {
 	DefaultOff, DefaultStack bool
 
 	On        atomic.Bool  // emit at all
-	Stack     atomic.Bool  // record the stack trace
+	stack     atomic.Bool  // record the stack trace (SetStack, StackOn)
+	noting    atomic.Bool  // Refs || stack, the emit path's one test (Noting)
 	Threshold atomic.Int64 // ticks; shorter timed events are dropped
 	Period    atomic.Int64 // ns, for periodic events; 0 for none
 }
@@ -154,6 +155,7 @@ func Register(d *Desc) error {
 	// types in this order first.
 	d.ID = spec.UserID(len(reg))
 	d.IDVarint, d.IDLen = leb128.Word(uint64(d.ID))
+	d.noting.Store(d.Refs || d.stack.Load())
 	reg = append(reg, d)
 	version.Add(1)
 	h := onRegister.Load()
@@ -192,11 +194,18 @@ func OnRegister(f func(*Desc)) {
 
 // Noting tells whether an event of this type has something to note in
 // its buffer besides its goroutine: a stack trace, or references (Refs).
-// The emit path calls it rather than Stack.Load: a method of this package
-// inlines with the body of sync/atomic's Bool.Load, which the emit path
-// did not always inline when it called it directly (as package event's on
-// says of Begin).
-func (d *Desc) Noting() bool { return d.Refs || d.Stack.Load() }
+// One flag that SetStack and Register keep, so the emit path makes one
+// test where Refs || StackOn took seven instructions.
+func (d *Desc) Noting() bool { return d.noting.Load() }
+
+// SetStack sets whether events of this type record their stack trace.
+func (d *Desc) SetStack(on bool) {
+	d.stack.Store(on)
+	d.noting.Store(on || d.Refs)
+}
+
+// StackOn tells whether events of this type record their stack trace.
+func (d *Desc) StackOn() bool { return d.stack.Load() }
 
 // Short tells whether a timed event lasting dur ticks is below the type's
 // threshold, and so not recorded.

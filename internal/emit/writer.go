@@ -60,14 +60,14 @@ func (w Writer) Bool(v bool) Writer {
 
 // Float32 writes a float32 field.
 func (w Writer) Float32(v float32) Writer {
-	binary.BigEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Add(w.out, w.i)), 4), math.Float32bits(v))
+	binary.BigEndian.PutUint32((*[4]byte)(unsafe.Add(w.out, w.i))[:], math.Float32bits(v))
 	w.i += 4
 	return w
 }
 
 // Float64 writes a float64 field.
 func (w Writer) Float64(v float64) Writer {
-	binary.BigEndian.PutUint64(unsafe.Slice((*byte)(unsafe.Add(w.out, w.i)), 8), math.Float64bits(v))
+	binary.BigEndian.PutUint64((*[8]byte)(unsafe.Add(w.out, w.i))[:], math.Float64bits(v))
 	w.i += 8
 	return w
 }
@@ -98,7 +98,8 @@ func (w Writer) CachedKey(s string) uint64 { return w.b.CachedKey(s) }
 // from CachedKey.
 func (w Writer) Ref(k uint64) Writer {
 	*(*byte)(unsafe.Add(w.out, w.i)) = 2
-	w.i = putVarint(w.out, w.i+1, k)
+	// Keys are below 2^16 (batch's maxInterned).
+	w.i = putUvarint(w.out, w.i+1, k)
 	return w
 }
 
@@ -131,7 +132,7 @@ func (w Writer) End() {
 		// put End over the inlining budget. Little-endian byte order
 		// whatever the platform's, at any alignment.
 		u := uint32(i)
-		binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(w.out), 4), u&0x7f|u<<1&0x7f00|u<<2&0x7f0000|u<<3&0x7f000000|0x808080)
+		binary.LittleEndian.PutUint32((*[4]byte)(w.out)[:], u&0x7f|u<<1&0x7f00|u<<2&0x7f0000|u<<3&0x7f000000|0x808080)
 	} else {
 		*(*byte)(w.out) = byte(i)
 	}
