@@ -18,7 +18,9 @@ import (
 
 	"github.com/flightrec/flightrec/event"
 	"github.com/flightrec/flightrec/internal/batch"
+	"github.com/flightrec/flightrec/internal/clock"
 	"github.com/flightrec/flightrec/internal/jfrtool"
+	"github.com/flightrec/flightrec/internal/leb128"
 	"github.com/flightrec/flightrec/jfr"
 )
 
@@ -551,6 +553,74 @@ func TestSetTimeBeforeStart(t *testing.T) {
 		}
 		if d := e.start.Sub(want); d < -time.Second || d > time.Second {
 			t.Errorf("event %d: start %v, want %v", i, e.start, want)
+		}
+	}
+}
+
+// TestTimeLengths records events whose times' varints take 1 to 9
+// bytes, in an order where each differs from the last: the emit path
+// takes the length from a cache of the last event's (leb128.LenRange),
+// and an event that kept a stale length would misplace every byte after
+// its time.
+func TestTimeLengths(t *testing.T) {
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	ep, tps := clock.Epoch(), clock.TicksPerSecond()
+	// at returns the time of tick k (within a tick or so: TicksAt rounds).
+	at := func(k int64) time.Time {
+		d := k - ep.Ticks
+		return time.Unix(0, ep.UnixNanos+d/tps*1e9+d%tps*1e9/tps)
+	}
+	// A tick in the middle of the values whose varints take n bytes (9:
+	// negative, before the process started).
+	tick := func(n int) int64 {
+		if n == 9 {
+			return -tps
+		}
+		lo := int64(1) << (7 * (n - 1))
+		if n == 1 {
+			lo = 16
+		}
+		return lo + lo/2
+	}
+	lengths := []int{5, 1, 8, 2, 5, 7, 3, 9, 4, 6, 5, 5, 1, 1, 8}
+	var want []int64
+	for i, n := range lengths {
+		var ev counted
+		countedType.Begin(&ev)
+		when := at(tick(n))
+		ev.SetTime(when)
+		ev.N, ev.S = int64(i), "after the time"
+		ev.Commit()
+		k := clock.TicksAt(when.UnixNano())
+		if l := leb128.Len(uint64(k)); l != n {
+			t.Fatalf("tick %d takes %d bytes, want %d", k, l, n)
+		}
+		want = append(want, k)
+	}
+	type got struct{ n, start int64 }
+	var events []got
+	eachEvent(t, dumped(t, rec), func(ev *jfr.Event) {
+		if ev.Type.Name == "test.Counted" {
+			n, _ := ev.Field("n")
+			s, _ := ev.Field("s")
+			if s.String() != "after the time" {
+				t.Errorf("event %d: s=%q", n.Int(), s.String())
+			}
+			events = append(events, got{n.Int(), ev.StartTicks()})
+		}
+	})
+	if len(events) != len(lengths) {
+		t.Fatalf("read %d events, want %d", len(events), len(lengths))
+	}
+	// The recorder recalibrates the clock at chunk starts: its ticks may
+	// differ from want's a little.
+	for i, e := range events {
+		if d := e.start - want[i]; e.n != int64(i) || d < -tps/1000 || d > tps/1000 {
+			t.Errorf("event %d (time of %d bytes): n=%d, start %d, want %d", i, lengths[i], e.n, e.start, want[i])
 		}
 	}
 }

@@ -101,8 +101,11 @@ type Buffer struct {
 	// gTail is lastG's varint and a 0 byte after it (the stack trace key of
 	// an event without one), little-endian, gTailLen its length (0 if
 	// more than 8 bytes): what the emit path stores after an event's time.
-	gTail     uint64
-	gTailLen  int
+	gTail    uint64
+	gTailLen int
+	// times is the length of the varints of the last event's time and
+	// of those as long (see leb128.LenRange), for the emit path.
+	times     leb128.LenRange
 	nstacks   int
 	threadSet [threadSetSize]uint64
 	stackSet  [setSize]uint64
@@ -210,6 +213,11 @@ const (
 func unpack(c uint64) (n, threads, stack, strs, funcs int) {
 	return int(c & (1<<18 - 1)), int(c >> 18 & (1<<13 - 1)), int(c >> 31 & (1<<14 - 1)), int(c >> 45 & 0xff), int(c >> 53 & 0xff)
 }
+
+// TimeLens returns the buffer's cache of the length of its events'
+// times (see leb128.LenRange), which only the writer uses. It need not be
+// emptied when the buffer is: it holds what is true of any value.
+func (b *Buffer) TimeLens() *leb128.LenRange { return &b.times }
 
 // SameThread tells whether g is the goroutine the buffer's last event
 // referred to, which AddThread need not note again.

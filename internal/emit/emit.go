@@ -145,7 +145,14 @@ fast:
 	i += d.IDLen
 	// start and duration come from SetTime or SetTimes too, and may be
 	// negative (a time before the process started): the 9-byte form.
-	if uint64(start) <= leb128.WordMax {
+	// The time's length comes from the buffer's cache when it is that of
+	// its last event's, as it nearly always is: not computed from a time
+	// just read, on which all the record's later stores would then wait.
+	if x, n, ok := b.TimeLens().Word(uint64(start)); ok {
+		put64(w.out, i, x)
+		i += n
+	} else if uint64(start) <= leb128.WordMax {
+		b.TimeLens().Set(uint64(start))
 		x, n := leb128.Word(uint64(start))
 		put64(w.out, i, x)
 		i += n

@@ -59,17 +59,52 @@ const WordMax = 1<<56 - 1
 
 // Word returns the minimal encoding of v <= WordMax as a word to store
 // little-endian, and its length. The 7-bit groups are spread with three
-// shift-and-mask steps that do not wait on one another, and the
+// shift-and-mask steps that do not wait on one another (Spread), and the
 // continuation bits set from a table: the recorder's emit path stores the
 // word whole rather than a byte a turn (a chain of dependent turns).
 func Word(v uint64) (uint64, int) {
+	l := bits.Len64(v)
+	return Spread(v) | wordContinued[l], int(wordLen[l])
+}
+
+// Spread returns the 7-bit groups of v <= WordMax one to a byte,
+// little-endian, with no continuation bits: Word without its length.
+func Spread(v uint64) uint64 {
 	// A zero bit after each 7: 28-bit halves into 32-bit lanes, 14-bit
 	// quarters into 16-bit lanes, then 7-bit groups into bytes.
 	x := v&0xfffffff | v<<4&0xfffffff00000000
 	x = x&0x00003fff00003fff | x<<2&0x3fff00003fff0000
-	x = x&0x007f007f007f007f | x<<1&0x7f007f007f007f00
+	return x&0x007f007f007f007f | x<<1&0x7f007f007f007f00
+}
+
+// LenRange remembers the values whose minimal encoding takes as many
+// bytes as one value Set saw, so that Word can give the length of
+// another without computing it from the value: in the emit path the
+// length says where the record's next bytes go, and computed from a
+// time just read (bits.Len64 and a table) it made every later store of
+// the record wait on the clock (1.5-2 ns an event). The zero LenRange
+// holds no values.
+type LenRange struct {
+	lo, span uint64 // the values: lo <= v < lo+span
+	cont     uint64 // their continuation bits
+	n        int    // their length
+}
+
+// Word returns Word(v) if v is in the range; ok false otherwise.
+func (r *LenRange) Word(v uint64) (x uint64, n int, ok bool) {
+	return Spread(v) | r.cont, r.n, v-r.lo < r.span
+}
+
+// Set makes the range that of the values as long as v <= WordMax.
+func (r *LenRange) Set(v uint64) {
 	l := bits.Len64(v)
-	return x | wordContinued[l], int(wordLen[l])
+	n := int(wordLen[l])
+	r.lo, r.span = 0, 1<<7
+	if n > 1 {
+		r.lo = 1 << (7 * (n - 1))
+		r.span = 1<<(7*n) - r.lo
+	}
+	r.cont, r.n = wordContinued[l], n
 }
 
 // FromWord decodes the varint that starts the eight bytes x (loaded

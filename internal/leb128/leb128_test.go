@@ -115,3 +115,34 @@ func TestFromWord(t *testing.T) {
 		t.Errorf("FromWord of eight continued bytes: length %d, want 0", n)
 	}
 }
+
+// TestLenRange: after Set(v), LenRange.Word gives Word(u) for every u as
+// long as v, and refuses every other u, whatever the order of the values.
+func TestLenRange(t *testing.T) {
+	var values []uint64
+	for k := 0; k <= 56; k++ { // every length's edges, and a value in between
+		values = append(values, 1<<k-1, min(1<<k, uint64(WordMax)), 1<<k|0x5555555555555555&(1<<k-1)&WordMax)
+	}
+	values = append(values, math.MaxUint64, 1<<63, WordMax+1)
+	var r LenRange
+	for _, u := range values {
+		if _, _, ok := r.Word(u); ok {
+			t.Fatalf("the zero LenRange takes %#x", u)
+		}
+	}
+	for _, v := range values {
+		if v > WordMax {
+			continue
+		}
+		r.Set(v)
+		for _, u := range values {
+			x, n, ok := r.Word(u)
+			if want := u <= WordMax && Len(u) == Len(v); ok != want {
+				t.Fatalf("after Set(%#x): Word(%#x) ok = %v, want %v", v, u, ok, want)
+			}
+			if wx, wn := Word(u); ok && (x != wx || n != wn) {
+				t.Fatalf("after Set(%#x): Word(%#x) = %#x, %d; want %#x, %d", v, u, x, n, wx, wn)
+			}
+		}
+	}
+}
