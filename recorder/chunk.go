@@ -538,8 +538,8 @@ func (cb *chunkBuilder) encode(in chunkInput, cut bool, deliver func(segment)) e
 			}
 		}
 		for _, s := range in.samples {
-			key := in.dropped.StackID(s.pcs)
-			if isNew(ch.stacks, key) {
+			key := in.dropped.StackKey(s.pcs)
+			if key != 0 && isNew(ch.stacks, key) {
 				cb.stack(p, key, s.pcs)
 			}
 			thread := cb.sampledThread(p, ch, s.g)

@@ -510,6 +510,53 @@ func TestNameOutlivesGoroutine(t *testing.T) {
 	}
 }
 
+// TestStackKeysPastFullTable fills the session's table of stack ids, as
+// a long recording of many distinct stacks would: events with a stack
+// trace must then renew it and keep small keys (async-profiler reads
+// them as 32-bit), with their stacks intact.
+func TestStackKeysPastFullTable(t *testing.T) {
+	rec, err := Start(WithRing(0, 0), WithSettings(Settings{"*": {Enabled: Bool(false)}, "test.Counted": {Enabled: Bool(true), StackTrace: Bool(true)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	s := batch.Active()
+	full := false
+	for i := range 1 << 20 {
+		// Full: 0, or (before tables were renewed) a hash for a key.
+		if k := s.StackID([]uintptr{uintptr(i + 1), 0x2000}); k == 0 || k >= 1<<30 {
+			full = true
+			break
+		}
+	}
+	if !full {
+		t.Fatal("the table of stack ids did not fill")
+	}
+	emitCounted(3)
+	var keys []uint64
+	eachEvent(t, dumped(t, rec), func(ev *jfr.Event) {
+		if ev.Type.Name == "test.Counted" {
+			st, _ := ev.Field("stackTrace")
+			keys = append(keys, st.Key())
+		}
+	})
+	if len(keys) != 3 {
+		t.Fatalf("%d events, want 3", len(keys))
+	}
+	for _, k := range keys {
+		if k == 0 || k >= 1<<31 {
+			t.Errorf("stack key %d: want a small id", k)
+		}
+	}
+	var out bytes.Buffer
+	if err := jfrtool.Print(&out, jfr.NewBytesReader(dumped(t, rec), nil), jfrtool.FormatPretty, jfrtool.PrintOptions{StackDepth: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "recorder.emitCounted()"); n != 3 {
+		t.Errorf("%d stacks starting in emitCounted, want 3:\n%s", n, out.String())
+	}
+}
+
 // TestSetTimeBeforeStart records events dated before the process started:
 // their ticks are negative, which takes the 9-byte varint form; the
 // fields after them must still read back.

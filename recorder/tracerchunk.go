@@ -10,8 +10,8 @@ import (
 )
 
 // Stack traces of the execution tracer come as frames, not PCs: they take
-// keys from traceStackKeys up, above every id batch.StackID gives (22
-// bits) and within the 31 bits consumers read keys as.
+// keys from traceStackKeys up, above every key batch.StackID gives (below
+// 2^30) and within the 31 bits consumers read keys as.
 const (
 	traceStackKeys    = 1 << 30
 	traceStackKeysEnd = 1<<31 - 1

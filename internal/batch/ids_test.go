@@ -65,6 +65,51 @@ func TestStackIDs(t *testing.T) {
 	}
 }
 
+// TestStackIDsRenew fills a session's table of stack ids: StackID then
+// says so (0), and after RenewStacks gives ids that follow the full
+// table's, new for stacks seen before, and every key stays below the
+// tracer's (2^30). Past the last table, StackKey gives 0: no stack.
+func TestStackIDsRenew(t *testing.T) {
+	s := NewSession(1, 1)
+	pcs := func(i int) []uintptr { return []uintptr{uintptr(i + 1), 0x1000, uintptr(i * 7)} }
+	first := map[uint64]bool{}
+	for i := range maxStackIDs {
+		id := s.StackID(pcs(i))
+		if id == 0 || id > stackSlots || first[id] {
+			t.Fatalf("stack %d: id %d (seen: %v)", i, id, first[id])
+		}
+		first[id] = true
+	}
+	if id := s.StackID(pcs(maxStackIDs)); id != 0 {
+		t.Fatalf("a new stack in a full table: id %d, want 0", id)
+	}
+	if id := s.StackID(pcs(5)); !first[id] {
+		t.Fatalf("a stack of the full table: id %d, not its own", id)
+	}
+	if !s.RenewStacks() {
+		t.Fatal("RenewStacks refused the second table")
+	}
+	for _, i := range []int{5, maxStackIDs} {
+		id := s.StackID(pcs(i))
+		if id <= stackSlots || id > 2*stackSlots || first[id] {
+			t.Fatalf("stack %d in the second table: id %d", i, id)
+		}
+		if again := s.StackKey(pcs(i)); again != id {
+			t.Fatalf("stack %d: id %d, then %d", i, id, again)
+		}
+	}
+	// The last table: when it fills, the keys are used up.
+	s.stacks.Store(newStackIDs(stackKeyEnd - stackSlots))
+	for i := range maxStackIDs {
+		if id := s.StackKey(pcs(i)); id == 0 || id >= stackKeyEnd {
+			t.Fatalf("stack %d in the last table: id %d", i, id)
+		}
+	}
+	if id := s.StackKey(pcs(maxStackIDs)); id != 0 {
+		t.Fatalf("past the last table: key %d, want 0", id)
+	}
+}
+
 // TestFuncIDs checks that function ids are small, even and map back.
 func TestFuncIDs(t *testing.T) {
 	a, b := FuncID(0x401000), FuncID(0x402000)

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"github.com/flightrec/flightrec/internal/pin"
@@ -57,7 +58,10 @@ type Session struct {
 	DroppedEvents atomic.Uint64
 	DroppedBytes  atomic.Uint64
 
-	stacks stackIDs
+	// stacks numbers the session's stack traces; stacksMu serialises
+	// its renewal (RenewStacks).
+	stacks   atomic.Pointer[stackIDs]
+	stacksMu sync.Mutex
 }
 
 // NewSession allocates n buffers, and may grow to limit (Grow).
@@ -69,12 +73,12 @@ func NewSession(n, limit int) *Session {
 		Full:    make(chan *Buffer, limit),
 		Wake:    make(chan struct{}, 1),
 		wakeAt:  max(1, n/16),
-		stacks:  stackIDs{slots: make([]atomic.Uint64, stackSlots)},
 		base:    n,
 	}
 	for range n {
 		s.free <- NewBuffer()
 	}
+	s.stacks.Store(newStackIDs(0))
 	s.buffers.Store(int32(n))
 	s.lowFree.Store(int32(n))
 	return s

@@ -205,6 +205,7 @@ func pinSlow(needNow bool) (id int, g uint64, now int64) {
 //
 //go:noinline
 func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size int, now int64) (*batch.Buffer, uint64, int) {
+	stackless := false // the session's stack keys are used up
 	for late := now >= batch.StallAt(); ; late = false {
 		s := batch.Active()
 		if s == nil {
@@ -225,7 +226,15 @@ func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size
 		if b != nil && !d.Noting() && b.Fits(size) && b.SameThread(g) {
 			return b, 0, id
 		}
-		b, skey, yield := prepare(s, b, id, d, unsafe.Pointer(h), g, size)
+		b, skey, yield, renew := prepare(s, b, id, d, unsafe.Pointer(h), g, size, stackless)
+		if renew {
+			// The session's table of stack ids is full: replace it
+			// unpinned (it allocates), then capture the stack again.
+			pin.Unpin(id)
+			stackless = !s.RenewStacks()
+			id = pin.Pin()
+			continue
+		}
 		if b == nil {
 			pin.Unpin(id)
 			drop(s, d, unsafe.Pointer(h), start, end, g, skey, size)
@@ -250,34 +259,37 @@ func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size
 }
 
 // prepare is uncommon's slow step. It captures the stack trace if the
-// type records them, notes the event's references (its goroutine, stack,
-// and Goroutine or Func fields) in the P's buffer b, and hands b off for
-// a fresh one of session s when b is full or absent. It returns the
-// buffer to encode into, the stack's key (0: none) and whether to yield
-// the P once unpinned (see batch.Session.Behind); or a nil buffer (and
-// the stack's key) if the event is to be dropped, which Record counts.
+// type records them (and stackless is false), notes the event's
+// references (its goroutine, stack, and Goroutine or Func fields) in the
+// P's buffer b, and hands b off for a fresh one of session s when b is
+// full or absent. It returns the buffer to encode into, the stack's key
+// (0: none) and whether to yield the P once unpinned (see
+// batch.Session.Behind); or a nil buffer (and the stack's key) if the
+// event is to be dropped, which Record counts; or renew, and nothing
+// else, if the session's table of stack ids is full.
 //
 //go:noinline
-func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int) (*batch.Buffer, uint64, bool) {
+func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int, stackless bool) (_ *batch.Buffer, skey uint64, yield, renew bool) {
 	var pcs []uintptr
-	var skey uint64
-	if d.StackOn() {
+	if d.StackOn() && !stackless {
 		if sc := batch.Scratch(id); sc != nil {
 			// Skip prepare, uncommon, Record and Commit (or a
 			// generated Commit's flightrecCommit, into which
 			// eventimpl.Record inlines): the stack starts in the caller
 			// of Commit.
 			pcs = sc[:stack.Capture(4, sc)]
-			skey = s.StackID(pcs)
+			if skey = s.StackID(pcs); skey == 0 {
+				return nil, 0, false, true
+			}
 		}
 	}
 	if b != nil && b.Fits(size) && b.AddThread(g) && (skey == 0 || b.AddStack(skey, pcs)) && (!d.Refs || refsFit(b, d, p)) {
-		return b, skey, false
+		return b, skey, false, false
 	}
 	if b = swap(s, id, d, p, g, pcs, skey, size); b == nil {
-		return nil, skey, false
+		return nil, skey, false, false
 	}
-	return b, skey, s.Behind()
+	return b, skey, s.Behind(), false
 }
 
 // swap hands the P's buffer off and notes the event's references in a
