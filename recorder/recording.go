@@ -53,8 +53,8 @@ func WithRing(maxSize int64, maxAge time.Duration) Option {
 // 12 MB, as the JDK; for a ring, a quarter of its maximum size if that is
 // less): at the first flushpoint that takes it to n or more, so a chunk
 // may pass n by what one flush writes (most often under a third of the
-// buffers, which hold 128 KiB each, 2*GOMAXPROCS+64 of them to begin
-// with). Events are written into the chunk at every flushpoint, once a
+// buffers, which hold 128 KiB each: max(80, 2*GOMAXPROCS+64) of them to
+// begin with). Events are written into the chunk at every flushpoint, once a
 // second, so a chunk is not a unit of loss: a killed process leaves a
 // file readable up to its last flushpoint whatever the chunk size. A chunk
 // repeats the metadata and the constants (goroutines, stacks) its events

@@ -13,47 +13,63 @@ import (
 // stackIDs gives the stacks of a session small sequential ids, from their
 // hash, without a lock: the emit path calls it pinned. A slot holds a
 // 42-bit hash and its id less base, in 22 bits. A full table is replaced
-// by an empty one whose ids follow its own (Session.RenewStacks): a stack
-// seen before gets a new id then, which is as good, as an id names one
-// stack for the whole session.
+// (Session.RenewStacks) by one twice its size holding its stacks with
+// their ids, up to maxStackSlots; past that, by an empty one whose ids
+// follow its own, where a stack seen before gets a new id, which is as
+// good: an id names one stack for the whole session.
 type stackIDs struct {
 	slots []atomic.Uint64
-	next  atomic.Uint64
+	max   uint64        // the ids it gives: three quarters of its slots
+	next  atomic.Uint64 // the last id given, less base; at most max
 	base  uint64
 }
 
 const (
 	stackHashBits = 42
 	stackIDBits   = 22
-	stackSlots    = 1 << 18 // 2 MiB a table
-	maxStackIDs   = stackSlots * 3 / 4
+	minStackSlots = 1 << 16 // 512 KiB to begin with
+	// maxStackSlots bounds a table, 8 MiB for 786,432 stacks: the
+	// chance that two of them share a hash (41 bits) is then about 14%,
+	// and grows as the square of the count.
+	maxStackSlots = 1 << 20
 	// stackKeyEnd bounds the keys of the session's tables: below the
 	// execution tracer's stack keys (recorder's traceStackKeys, 2^30),
-	// within the 31 bits consumers read keys as. 4,095 tables take
-	// 805 M distinct stacks; past them events are recorded without one.
+	// within the 31 bits consumers read keys as. Past it events are
+	// recorded without a stack trace.
 	stackKeyEnd = 1 << 30
 )
 
-func newStackIDs(base uint64) *stackIDs {
-	return &stackIDs{slots: make([]atomic.Uint64, stackSlots), base: base}
+func newStackIDs(slots int, base uint64) *stackIDs {
+	return &stackIDs{slots: make([]atomic.Uint64, slots), max: uint64(slots) * 3 / 4, base: base}
+}
+
+// home is the slot where the search for hash h starts.
+func (t *stackIDs) home(h uint64) uint64 {
+	return h * 0x9E3779B97F4A7C15 >> 32 & uint64(len(t.slots)-1)
 }
 
 // StackID returns the pool key of the stack pcs in this session: a small
 // id, the same for the same stack while the table lasts. It returns 0 when
-// the table is full: RenewStacks, called unpinned, replaces it.
+// the table is full (RenewStacks, called unpinned, replaces it) or the
+// session's keys are used up (StacksExhausted).
 func (s *Session) StackID(pcs []uintptr) uint64 {
 	h := stack.Hash(pcs)&(1<<stackHashBits-1) | 1
 	t := s.stacks.Load()
 	mask := uint64(len(t.slots) - 1)
-	for i := h * 0x9E3779B97F4A7C15 >> 32 & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = (i + 1) & mask {
 		v := t.slots[i].Load()
 		if v == 0 {
-			if t.next.Load() >= maxStackIDs {
+			// An id, unless the table has given them all: next never
+			// passes max, so the ids of the next table (RenewStacks)
+			// follow every one this one gave.
+			id := t.next.Load()
+			for id < t.max && !t.next.CompareAndSwap(id, id+1) {
+				id = t.next.Load()
+			}
+			if id >= t.max {
 				return 0
 			}
-			// next passes maxStackIDs by at most one per caller that
-			// passed the test above at once: far below stackSlots.
-			id := t.next.Add(1)
+			id++
 			if t.slots[i].CompareAndSwap(0, h<<stackIDBits|id) {
 				return t.base + id
 			}
@@ -66,33 +82,58 @@ func (s *Session) StackID(pcs []uintptr) uint64 {
 	}
 }
 
-// RenewStacks replaces the table of stack ids with an empty one if it is
-// full, and tells whether StackID can give ids again: false once the
-// session's key space is used up, and then events go without a stack
-// trace. It allocates: the emit path calls it unpinned.
+// RenewStacks replaces the table of stack ids if it is full, and tells
+// whether StackID can give ids again: false once the session's keys are
+// used up (StacksExhausted). It allocates: the emit path calls it
+// unpinned. A stack being added to the full table meanwhile may be left
+// out of a grown one: it gets a second id then, which is harmless.
 func (s *Session) RenewStacks() bool {
 	s.stacksMu.Lock()
 	defer s.stacksMu.Unlock()
 	t := s.stacks.Load()
-	if t.next.Load() < maxStackIDs {
-		return true // renewed by another caller meanwhile
-	}
-	base := t.base + stackSlots
-	if base+stackSlots > stackKeyEnd {
+	switch {
+	case s.stacksExhausted.Load():
 		return false
+	case t.next.Load() < t.max:
+		return true // renewed by another caller meanwhile
+	case len(t.slots) < maxStackSlots:
+		g := newStackIDs(2*len(t.slots), t.base)
+		mask := uint64(len(g.slots) - 1)
+		for i := range t.slots {
+			v := t.slots[i].Load()
+			if v == 0 {
+				continue
+			}
+			j := g.home(v >> stackIDBits)
+			for g.slots[j].Load() != 0 {
+				j = (j + 1) & mask
+			}
+			g.slots[j].Store(v)
+		}
+		g.next.Store(t.next.Load())
+		s.stacks.Store(g)
+	case t.base+2*t.max >= stackKeyEnd:
+		s.stacksExhausted.Store(true)
+		return false
+	default:
+		s.stacks.Store(newStackIDs(len(t.slots), t.base+t.max))
 	}
-	s.stacks.Store(newStackIDs(base))
 	return true
 }
 
+// StacksExhausted tells whether the session's stack keys are used up:
+// events are then recorded without a stack trace.
+func (s *Session) StacksExhausted() bool { return s.stacksExhausted.Load() }
+
 // StackKey is StackID for callers that are not pinned: it renews a full
-// table. 0: the key space is used up.
+// table. 0: the keys are used up.
 func (s *Session) StackKey(pcs []uintptr) uint64 {
-	for {
+	for !s.StacksExhausted() {
 		if k := s.StackID(pcs); k != 0 || !s.RenewStacks() {
 			return k
 		}
 	}
+	return 0
 }
 
 // Func ids: a Go function's id for event.Func fields, the key of its

@@ -1,6 +1,9 @@
 package batch
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 // TestManyThreads checks that a buffer notes thousands of distinct
 // goroutines before it must be handed off, and that Take returns them all
@@ -66,48 +69,99 @@ func TestStackIDs(t *testing.T) {
 }
 
 // TestStackIDsRenew fills a session's table of stack ids: StackID then
-// says so (0), and after RenewStacks gives ids that follow the full
-// table's, new for stacks seen before, and every key stays below the
-// tracer's (2^30). Past the last table, StackKey gives 0: no stack.
+// says so (0); RenewStacks grows it, keeping the ids given; at the
+// largest size it replaces it with an empty one whose ids follow; and
+// past the last keys (2^30, below the tracer's) StackKey gives 0.
 func TestStackIDsRenew(t *testing.T) {
 	s := NewSession(1, 1)
 	pcs := func(i int) []uintptr { return []uintptr{uintptr(i + 1), 0x1000, uintptr(i * 7)} }
-	first := map[uint64]bool{}
-	for i := range maxStackIDs {
+	max := uint64(minStackSlots * 3 / 4)
+	ids := map[uint64]int{}
+	for i := range int(max) {
 		id := s.StackID(pcs(i))
-		if id == 0 || id > stackSlots || first[id] {
-			t.Fatalf("stack %d: id %d (seen: %v)", i, id, first[id])
+		if _, seen := ids[id]; id == 0 || id > max || seen {
+			t.Fatalf("stack %d: id %d (stack %d had it)", i, id, ids[id])
 		}
-		first[id] = true
+		ids[id] = i
 	}
-	if id := s.StackID(pcs(maxStackIDs)); id != 0 {
+	if id := s.StackID(pcs(int(max))); id != 0 {
 		t.Fatalf("a new stack in a full table: id %d, want 0", id)
 	}
-	if id := s.StackID(pcs(5)); !first[id] {
-		t.Fatalf("a stack of the full table: id %d, not its own", id)
+	if !s.RenewStacks() || len(s.stacks.Load().slots) != 2*minStackSlots {
+		t.Fatal("RenewStacks did not grow the table")
 	}
-	if !s.RenewStacks() {
-		t.Fatal("RenewStacks refused the second table")
-	}
-	for _, i := range []int{5, maxStackIDs} {
-		id := s.StackID(pcs(i))
-		if id <= stackSlots || id > 2*stackSlots || first[id] {
-			t.Fatalf("stack %d in the second table: id %d", i, id)
-		}
-		if again := s.StackKey(pcs(i)); again != id {
-			t.Fatalf("stack %d: id %d, then %d", i, id, again)
+	for id, i := range ids {
+		if again := s.StackID(pcs(i)); again != id {
+			t.Fatalf("stack %d: id %d, %d in the grown table", i, id, again)
 		}
 	}
+	if id := s.StackKey(pcs(int(max))); id != max+1 {
+		t.Fatalf("a new stack in the grown table: id %d, want %d", id, max+1)
+	}
+
+	// The largest table, full: an empty one follows it.
+	big := newStackIDs(maxStackSlots, 0)
+	s.stacks.Store(big)
+	seen := s.StackID(pcs(1))
+	big.next.Store(big.max)
+	if id := s.StackID(pcs(2)); id != 0 {
+		t.Fatalf("a new stack in the full largest table: id %d", id)
+	}
+	if !s.RenewStacks() || len(s.stacks.Load().slots) != maxStackSlots {
+		t.Fatal("RenewStacks did not replace the largest table")
+	}
+	if id := s.StackID(pcs(1)); id != big.max+1 || id == seen {
+		t.Fatalf("a stack of the replaced table: id %d, want %d", id, big.max+1)
+	}
+
 	// The last table: when it fills, the keys are used up.
-	s.stacks.Store(newStackIDs(stackKeyEnd - stackSlots))
-	for i := range maxStackIDs {
-		if id := s.StackKey(pcs(i)); id == 0 || id >= stackKeyEnd {
-			t.Fatalf("stack %d in the last table: id %d", i, id)
-		}
+	last := newStackIDs(maxStackSlots, stackKeyEnd-big.max-1)
+	s.stacks.Store(last)
+	if id := s.StackKey(pcs(3)); id != stackKeyEnd-big.max {
+		t.Fatalf("the last table's first key: %d", id)
 	}
-	if id := s.StackKey(pcs(maxStackIDs)); id != 0 {
-		t.Fatalf("past the last table: key %d, want 0", id)
+	last.next.Store(last.max)
+	if id := s.StackKey(pcs(4)); id != 0 || !s.StacksExhausted() {
+		t.Fatalf("past the last table: key %d, exhausted %v", id, s.StacksExhausted())
 	}
+	if s.RenewStacks() {
+		t.Fatal("RenewStacks renewed past the last keys")
+	}
+}
+
+// TestStackIDsConcurrent: goroutines asking for the ids of overlapping
+// stacks across renewals (grown and replaced tables) never see one key
+// name two stacks, and every key is below 2^30.
+func TestStackIDsConcurrent(t *testing.T) {
+	s := NewSession(1, 1)
+	var mu sync.Mutex
+	owner := map[uint64]int{}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := map[uint64]int{}
+			for i := range 300_000 {
+				st := (i*7 + w*1000) % 400_000
+				k := s.StackKey([]uintptr{uintptr(st + 1), 0x3000})
+				if k == 0 || k >= stackKeyEnd {
+					t.Errorf("stack %d: key %d", st, k)
+					return
+				}
+				local[k] = st
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for k, st := range local {
+				if o, ok := owner[k]; ok && o != st {
+					t.Errorf("key %d names stacks %d and %d", k, o, st)
+				}
+				owner[k] = st
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestFuncIDs checks that function ids are small, even and map back.

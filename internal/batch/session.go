@@ -60,8 +60,9 @@ type Session struct {
 
 	// stacks numbers the session's stack traces; stacksMu serialises
 	// its renewal (RenewStacks).
-	stacks   atomic.Pointer[stackIDs]
-	stacksMu sync.Mutex
+	stacks          atomic.Pointer[stackIDs]
+	stacksMu        sync.Mutex
+	stacksExhausted atomic.Bool
 }
 
 // NewSession allocates n buffers, and may grow to limit (Grow).
@@ -78,7 +79,7 @@ func NewSession(n, limit int) *Session {
 	for range n {
 		s.free <- NewBuffer()
 	}
-	s.stacks.Store(newStackIDs(0))
+	s.stacks.Store(newStackIDs(minStackSlots, 0))
 	s.buffers.Store(int32(n))
 	s.lowFree.Store(int32(n))
 	return s

@@ -205,7 +205,6 @@ func pinSlow(needNow bool) (id int, g uint64, now int64) {
 //
 //go:noinline
 func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size int, now int64) (*batch.Buffer, uint64, int) {
-	stackless := false // the session's stack keys are used up
 	for late := now >= batch.StallAt(); ; late = false {
 		s := batch.Active()
 		if s == nil {
@@ -226,12 +225,14 @@ func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size
 		if b != nil && !d.Noting() && b.Fits(size) && b.SameThread(g) {
 			return b, 0, id
 		}
-		b, skey, yield, renew := prepare(s, b, id, d, unsafe.Pointer(h), g, size, stackless)
+		b, skey, yield, renew := prepare(s, b, id, d, unsafe.Pointer(h), g, size)
 		if renew {
 			// The session's table of stack ids is full: replace it
 			// unpinned (it allocates), then capture the stack again.
+			// (Past the session's last keys, prepare takes no more
+			// stacks.)
 			pin.Unpin(id)
-			stackless = !s.RenewStacks()
+			s.RenewStacks()
 			id = pin.Pin()
 			continue
 		}
@@ -259,19 +260,19 @@ func uncommon(h *Header, d *batch.Desc, id int, start, end int64, g uint64, size
 }
 
 // prepare is uncommon's slow step. It captures the stack trace if the
-// type records them (and stackless is false), notes the event's
-// references (its goroutine, stack, and Goroutine or Func fields) in the
-// P's buffer b, and hands b off for a fresh one of session s when b is
-// full or absent. It returns the buffer to encode into, the stack's key
-// (0: none) and whether to yield the P once unpinned (see
+// type records them (and the session's stack keys are not used up), notes
+// the event's references (its goroutine, stack, and Goroutine or Func
+// fields) in the P's buffer b, and hands b off for a fresh one of session
+// s when b is full or absent. It returns the buffer to encode into, the
+// stack's key (0: none) and whether to yield the P once unpinned (see
 // batch.Session.Behind); or a nil buffer (and the stack's key) if the
 // event is to be dropped, which Record counts; or renew, and nothing
 // else, if the session's table of stack ids is full.
 //
 //go:noinline
-func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int, stackless bool) (_ *batch.Buffer, skey uint64, yield, renew bool) {
+func prepare(s *batch.Session, b *batch.Buffer, id int, d *batch.Desc, p unsafe.Pointer, g uint64, size int) (_ *batch.Buffer, skey uint64, yield, renew bool) {
 	var pcs []uintptr
-	if d.StackOn() && !stackless {
+	if d.StackOn() && !s.StacksExhausted() {
 		if sc := batch.Scratch(id); sc != nil {
 			// Skip prepare, uncommon, Record and Commit (or a
 			// generated Commit's flightrecCommit, into which
