@@ -39,6 +39,10 @@ const (
 	stackKeyEnd = 1 << 30
 )
 
+// A table's ids, less its base, fit their bits in a slot (a negative
+// constant does not convert to uint: a build error).
+const _ = uint(1<<stackIDBits - 1 - maxStackSlots*3/4)
+
 func newStackIDs(slots int, base uint64) *stackIDs {
 	return &stackIDs{slots: make([]atomic.Uint64, slots), max: uint64(slots) * 3 / 4, base: base}
 }

@@ -152,8 +152,9 @@ fast:
 		put64(w.out, i, x)
 		i += n
 	} else if uint64(start) <= leb128.WordMax {
-		b.TimeLens().Set(uint64(start))
-		x, n := leb128.Word(uint64(start))
+		r := b.TimeLens()
+		r.Set(uint64(start))
+		x, n, _ := r.Word(uint64(start))
 		put64(w.out, i, x)
 		i += n
 	} else {
